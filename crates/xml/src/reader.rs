@@ -1,0 +1,571 @@
+//! The pull reader: quick-xml's tokenizer plus namespace resolution and [`Limits`].
+//!
+//! It refuses what a SOAP message never needs and an attacker always wants: DTDs (so no
+//! entity expansion, internal or external), processing instructions, non-UTF-8
+//! documents, and anything past the configured limits. Text is handed out borrowed from
+//! the input whenever no entity had to be replaced.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::name::QName as RawName;
+use quick_xml::XmlVersion;
+
+use crate::{Limits, XmlError, XML_NS};
+
+/// One step of a document, as [`XmlReader::next`] returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum XmlEvent<'a> {
+    /// An element starts; its attributes are in [`XmlReader::attributes`] until the next
+    /// call to the reader.
+    Start(StartElement<'a>),
+    /// The innermost open element ends.
+    End,
+    /// Character data (adjacent text, CDATA and references merged, entities replaced).
+    Text(Cow<'a, str>),
+    /// The document ended after its root element closed.
+    Eof,
+}
+
+/// An element's start tag with its resolved name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartElement<'a> {
+    ns: Cow<'a, str>,
+    raw: &'a str,
+    local_at: usize,
+    offset: usize,
+}
+
+impl<'a> StartElement<'a> {
+    /// The namespace URI (`""` when the element is in no namespace).
+    pub fn ns(&self) -> &str {
+        &self.ns
+    }
+
+    /// The local name.
+    pub fn local(&self) -> &'a str {
+        &self.raw[self.local_at..]
+    }
+
+    /// The name as written, prefix included.
+    pub fn raw_name(&self) -> &'a str {
+        self.raw
+    }
+
+    /// True when the element is `{ns}local`.
+    pub fn is(&self, ns: &str, local: &str) -> bool {
+        self.local() == local && self.ns == ns
+    }
+
+    /// Byte offset of the tag's `<` in the document.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The resolved name as an owned [`crate::QName`].
+    pub fn to_qname(&self) -> crate::QName {
+        crate::QName::new(self.ns.to_string(), self.local().to_string())
+    }
+}
+
+/// An attribute of the last start tag, with its namespace resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute<'a> {
+    /// Namespace URI (`""` for unprefixed attributes, which are in no namespace).
+    pub ns: Cow<'a, str>,
+    /// Local name.
+    pub local: &'a str,
+    /// Normalized value with entities replaced.
+    pub value: Cow<'a, str>,
+}
+
+/// Namespace bindings in scope at some point of a document, captured so that a fragment
+/// of it can be read again on its own ([`XmlReader::fragment`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    bindings: Vec<(Box<str>, Box<str>)>,
+}
+
+impl Scope {
+    /// The bindings, outermost first, as (prefix, URI); `""` is the default namespace.
+    pub fn bindings(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.bindings.iter().map(|(p, u)| (&**p, &**u))
+    }
+
+    /// Adds a binding (used by tests and by code that builds fragments by hand).
+    pub fn bind(&mut self, prefix: &str, uri: &str) {
+        self.bindings.push((prefix.into(), uri.into()));
+    }
+}
+
+struct Binding<'a> {
+    prefix: &'a str,
+    uri: Cow<'a, str>,
+    depth: usize,
+}
+
+/// A namespace-aware pull reader over a complete document or a fragment of one.
+///
+/// ```
+/// use osprey_xml::{Limits, XmlReader, XmlError};
+/// let limits = Limits { max_depth: 2, ..Limits::default() };
+/// let mut r = XmlReader::new(b"<a><b><c/></b></a>", &limits).unwrap();
+/// let err = loop {
+///     if let Err(e) = r.next() { break e; }
+/// };
+/// assert!(matches!(err, XmlError::LimitExceeded { limit: "nesting depth", .. }));
+/// ```
+pub struct XmlReader<'a> {
+    src: &'a str,
+    inner: quick_xml::Reader<&'a [u8]>,
+    base: usize,
+    limits: Limits,
+    depth: usize,
+    elements: usize,
+    ns: Vec<Binding<'a>>,
+    attrs: Vec<Attribute<'a>>,
+    peeked: Option<XmlEvent<'a>>,
+    root_done: bool,
+    fragment: bool,
+    first: bool,
+    last_end: usize,
+}
+
+impl<'a> XmlReader<'a> {
+    /// A reader over a whole document. Checks size and encoding first.
+    ///
+    /// # Errors
+    /// [`XmlError::LimitExceeded`] when the document is larger than
+    /// `limits.max_message_size`, [`XmlError::InvalidUtf8`] when it is not UTF-8.
+    pub fn new(bytes: &'a [u8], limits: &Limits) -> Result<Self, XmlError> {
+        if bytes.len() > limits.max_message_size {
+            return Err(XmlError::LimitExceeded {
+                limit: "message size",
+                max: limits.max_message_size,
+            });
+        }
+        let src = std::str::from_utf8(bytes)
+            .map_err(|e| XmlError::InvalidUtf8 { offset: e.valid_up_to() })?;
+        let (src, base) = match src.strip_prefix('\u{feff}') {
+            Some(rest) => (rest, 3),
+            None => (src, 0),
+        };
+        Ok(Self::over(src, base, limits, false))
+    }
+
+    /// A reader over `doc[span]`, a balanced fragment (one element and its content) of a
+    /// document that was already read whole, with `scope` the bindings in force where
+    /// the fragment starts. Offsets it reports are offsets in `doc`.
+    ///
+    /// # Panics
+    /// When `span` is not a range of `doc` on character boundaries.
+    pub fn fragment(doc: &'a str, span: Range<usize>, scope: &'a Scope, limits: &Limits) -> Self {
+        let mut r = Self::over(&doc[span.clone()], span.start, limits, true);
+        r.ns.extend(scope.bindings.iter().map(|(p, u)| Binding {
+            prefix: p,
+            uri: Cow::Borrowed(&**u),
+            depth: 0,
+        }));
+        r
+    }
+
+    fn over(src: &'a str, base: usize, limits: &Limits, fragment: bool) -> Self {
+        let mut inner = quick_xml::Reader::from_str(src);
+        let config = inner.config_mut();
+        config.enable_all_checks(true);
+        config.expand_empty_elements = true;
+        XmlReader {
+            src,
+            inner,
+            base,
+            limits: limits.clone(),
+            depth: 0,
+            elements: 0,
+            ns: Vec::with_capacity(8),
+            attrs: Vec::new(),
+            peeked: None,
+            root_done: false,
+            fragment,
+            first: true,
+            last_end: 0,
+        }
+    }
+
+    /// The document text this reader reads (the fragment only, for a fragment reader).
+    pub fn source(&self) -> &'a str {
+        self.src
+    }
+
+    /// Current depth: 0 outside the root, 1 inside it, and so on.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Offset in the document just past the last end tag read.
+    pub fn last_end_offset(&self) -> usize {
+        self.last_end
+    }
+
+    /// The attributes of the element last returned by [`XmlEvent::Start`].
+    pub fn attributes(&self) -> &[Attribute<'a>] {
+        &self.attrs
+    }
+
+    /// The value of attribute `{ns}local` on the last start tag, if present.
+    pub fn attribute(&self, ns: &str, local: &str) -> Option<&str> {
+        self.attrs.iter().find(|a| a.local == local && a.ns == ns).map(|a| &*a.value)
+    }
+
+    /// The namespace bindings in scope now (innermost binding of each prefix).
+    pub fn scope(&self) -> Scope {
+        let mut bindings: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(self.ns.len());
+        for b in &self.ns {
+            match bindings.iter_mut().find(|(p, _)| &**p == b.prefix) {
+                Some(slot) => slot.1 = (*b.uri).into(),
+                None => bindings.push((b.prefix.into(), (*b.uri).into())),
+            }
+        }
+        Scope { bindings }
+    }
+
+    /// The URI bound to `prefix` here (`""` for an undeclared default namespace).
+    pub fn resolve_prefix(&self, prefix: &str) -> Option<&str> {
+        if prefix == "xml" {
+            return Some(XML_NS);
+        }
+        match self.ns.iter().rev().find(|b| b.prefix == prefix) {
+            Some(b) => Some(&b.uri),
+            None if prefix.is_empty() => Some(""),
+            None => None,
+        }
+    }
+
+    /// The next event, with adjacent character data merged into one [`XmlEvent::Text`].
+    ///
+    /// # Errors
+    /// Any [`XmlError`]: the document is malformed, forbidden or over a limit. After an
+    /// error the reader must not be used again.
+    pub fn next(&mut self) -> Result<XmlEvent<'a>, XmlError> {
+        if let Some(e) = self.peeked.take() {
+            return Ok(e);
+        }
+        let mut text = match self.raw_next()? {
+            Piece::Event(e) => return Ok(e),
+            Piece::Text(t) => t,
+        };
+        loop {
+            match self.raw_next()? {
+                Piece::Text(t) => {
+                    text.to_mut().push_str(&t);
+                    if text.len() > self.limits.max_text_len {
+                        return Err(self.limit("text length", self.limits.max_text_len));
+                    }
+                }
+                Piece::Event(e) => {
+                    self.peeked = Some(e);
+                    return Ok(XmlEvent::Text(text));
+                }
+            }
+        }
+    }
+
+    /// The next child element of the current element, skipping whitespace and comments;
+    /// `None` once the current element's end tag has been read.
+    ///
+    /// # Errors
+    /// [`XmlError::UnexpectedContent`] for non-whitespace text, or any reading error.
+    pub fn next_child(&mut self) -> Result<Option<StartElement<'a>>, XmlError> {
+        loop {
+            match self.next()? {
+                XmlEvent::Start(s) => return Ok(Some(s)),
+                XmlEvent::End => return Ok(None),
+                XmlEvent::Text(t) if is_whitespace(&t) => continue,
+                XmlEvent::Text(_) => {
+                    return Err(self.unexpected("text where only elements are allowed"))
+                }
+                XmlEvent::Eof => return Err(XmlError::UnexpectedEof),
+            }
+        }
+    }
+
+    /// The text content of the current element, through its end tag (`""` if empty).
+    ///
+    /// # Errors
+    /// [`XmlError::UnexpectedContent`] when the element has child elements.
+    pub fn read_text(&mut self) -> Result<Cow<'a, str>, XmlError> {
+        match self.next()? {
+            XmlEvent::End => Ok(Cow::Borrowed("")),
+            XmlEvent::Text(t) => match self.next()? {
+                XmlEvent::End => Ok(t),
+                _ => Err(self.unexpected("element where only text is allowed")),
+            },
+            XmlEvent::Start(_) => Err(self.unexpected("element where only text is allowed")),
+            XmlEvent::Eof => Err(XmlError::UnexpectedEof),
+        }
+    }
+
+    /// Reads through the end tag of the current element, whatever it contains.
+    ///
+    /// # Errors
+    /// Any reading error inside the skipped content.
+    pub fn skip_element(&mut self) -> Result<(), XmlError> {
+        let target = self.depth.saturating_sub(1);
+        while self.depth > target {
+            if self.next()? == XmlEvent::Eof {
+                return Err(XmlError::UnexpectedEof);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads to the end of the document, checking that nothing but whitespace, comments
+    /// and end tags of open elements remain.
+    ///
+    /// # Errors
+    /// Any reading error, or content after the root element.
+    pub fn finish(&mut self) -> Result<(), XmlError> {
+        loop {
+            match self.next()? {
+                XmlEvent::Eof => return Ok(()),
+                XmlEvent::End => continue,
+                XmlEvent::Text(t) if is_whitespace(&t) => continue,
+                _ => return Err(self.unexpected("content after the expected end")),
+            }
+        }
+    }
+
+    fn offset(&self) -> usize {
+        self.base + self.inner.buffer_position() as usize
+    }
+
+    fn limit(&self, limit: &'static str, max: usize) -> XmlError {
+        XmlError::LimitExceeded { limit, max }
+    }
+
+    fn unexpected(&self, what: &'static str) -> XmlError {
+        XmlError::UnexpectedContent { offset: self.offset(), what }
+    }
+
+    /// Re-borrows `s`, a slice of the input, for the input's lifetime.
+    fn rebase(&self, s: &str) -> Option<&'a str> {
+        let start = (s.as_ptr() as usize).checked_sub(self.src.as_ptr() as usize)?;
+        self.src.get(start..start + s.len())
+    }
+
+    fn rebase_cow(&self, c: Cow<'_, str>) -> Cow<'a, str> {
+        match c {
+            Cow::Borrowed(s) => match self.rebase(s) {
+                Some(s) => Cow::Borrowed(s),
+                None => Cow::Owned(s.to_owned()),
+            },
+            Cow::Owned(s) => Cow::Owned(s),
+        }
+    }
+
+    fn raw_next(&mut self) -> Result<Piece<'a>, XmlError> {
+        loop {
+            let at = self.offset();
+            let event = self.inner.read_event().map_err(|e| self.malformed(e))?;
+            let first = std::mem::replace(&mut self.first, false);
+            return Ok(match event {
+                Event::Start(start) => Piece::Event(XmlEvent::Start(self.start(&start, at)?)),
+                Event::End(_) => {
+                    self.end()?;
+                    Piece::Event(XmlEvent::End)
+                }
+                Event::Empty(_) => unreachable!("expand_empty_elements is set"),
+                Event::Text(t) => {
+                    let text = self.rebase_cow(t.xml10_content());
+                    self.text_allowed(&text)?;
+                    Piece::Text(text)
+                }
+                Event::CData(c) => {
+                    let text = self.rebase_cow(c.xml10_content());
+                    if self.depth == 0 {
+                        return Err(self.unexpected("CDATA outside the root element"));
+                    }
+                    Piece::Text(text)
+                }
+                Event::GeneralRef(r) => {
+                    let c = match r.resolve_char_ref() {
+                        Ok(Some(c)) => c,
+                        Ok(None) => {
+                            let name = r.into_inner();
+                            match predefined(&name) {
+                                Some(c) => c,
+                                None => {
+                                    return Err(XmlError::UndeclaredEntity { name: name.into_owned() })
+                                }
+                            }
+                        }
+                        Err(e) => return Err(XmlError::Malformed { offset: at, message: e.to_string() }),
+                    };
+                    if self.depth == 0 {
+                        return Err(self.unexpected("reference outside the root element"));
+                    }
+                    Piece::Text(Cow::Owned(c.to_string()))
+                }
+                Event::Comment(_) => continue,
+                Event::Decl(d) if first && !self.fragment => {
+                    if let Some(enc) = d.encoding() {
+                        let enc = enc.map_err(|e| self.malformed(e.into()))?;
+                        if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
+                            return Err(XmlError::UnsupportedEncoding { encoding: enc.into_owned() });
+                        }
+                    }
+                    continue;
+                }
+                Event::Decl(_) | Event::PI(_) => return Err(XmlError::ProcessingInstructionForbidden),
+                Event::DocType(_) => return Err(XmlError::DoctypeForbidden),
+                Event::Eof => {
+                    if self.depth > 0 || (!self.root_done && !self.fragment) {
+                        return Err(XmlError::UnexpectedEof);
+                    }
+                    Piece::Event(XmlEvent::Eof)
+                }
+            });
+        }
+    }
+
+    fn malformed(&self, e: quick_xml::Error) -> XmlError {
+        XmlError::Malformed {
+            offset: self.base + self.inner.error_position() as usize,
+            message: e.to_string(),
+        }
+    }
+
+    fn text_allowed(&self, text: &str) -> Result<(), XmlError> {
+        if text.len() > self.limits.max_text_len {
+            return Err(self.limit("text length", self.limits.max_text_len));
+        }
+        if self.depth == 0 && !is_whitespace(text) {
+            return Err(self.unexpected("text outside the root element"));
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, start: &BytesStart<'_>, at: usize) -> Result<StartElement<'a>, XmlError> {
+        if self.depth == 0 && self.root_done {
+            return Err(self.unexpected("a second root element"));
+        }
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(self.limit("nesting depth", self.limits.max_depth));
+        }
+        self.elements += 1;
+        if self.elements > self.limits.max_elements {
+            return Err(self.limit("element count", self.limits.max_elements));
+        }
+        let name = start.name();
+        let raw = self.name(name)?;
+
+        // Namespace declarations first: they apply to this element's own name and attributes.
+        self.attrs.clear();
+        let mut count = 0;
+        let mut pending: Vec<(&'a str, Cow<'a, str>)> = Vec::new();
+        for attr in start.attributes() {
+            let attr = attr.map_err(|e| XmlError::Malformed { offset: at, message: e.to_string() })?;
+            count += 1;
+            if count > self.limits.max_attributes {
+                return Err(self.limit("attribute count", self.limits.max_attributes));
+            }
+            let key = self.name(attr.key)?;
+            let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| self.escape_error(e, at))?;
+            if value.len() > self.limits.max_text_len {
+                return Err(self.limit("text length", self.limits.max_text_len));
+            }
+            let value = self.rebase_cow(value);
+            if key == "xmlns" {
+                self.ns.push(Binding { prefix: "", uri: value, depth: self.depth });
+            } else if let Some(prefix) = key.strip_prefix("xmlns:") {
+                if value.is_empty() || prefix == "xmlns" || (prefix == "xml") != (value == XML_NS) {
+                    return Err(XmlError::Malformed { offset: at, message: format!("illegal namespace declaration {key}") });
+                }
+                self.ns.push(Binding { prefix, uri: value, depth: self.depth });
+            } else {
+                pending.push((key, value));
+            }
+        }
+        for (key, value) in pending {
+            let (ns, local) = match key.split_once(':') {
+                Some((prefix, local)) => (self.lookup(prefix)?, local),
+                None => (Cow::Borrowed(""), key),
+            };
+            if self.attrs.iter().any(|a| a.local == local && a.ns == ns) {
+                return Err(XmlError::Malformed { offset: at, message: format!("duplicate attribute {key}") });
+            }
+            self.attrs.push(Attribute { ns, local, value });
+        }
+        let (ns, local_at) = match raw.find(':') {
+            Some(i) => (self.lookup(&raw[..i])?, i + 1),
+            None => (self.lookup("")?, 0),
+        };
+        Ok(StartElement { ns, raw, local_at, offset: at })
+    }
+
+    fn escape_error(&self, e: quick_xml::Error, at: usize) -> XmlError {
+        match e {
+            quick_xml::Error::Escape(quick_xml::escape::EscapeError::UnrecognizedEntity(_, name)) => {
+                XmlError::UndeclaredEntity { name }
+            }
+            e => XmlError::Malformed { offset: at, message: e.to_string() },
+        }
+    }
+
+    fn name(&self, name: RawName<'_>) -> Result<&'a str, XmlError> {
+        let s = name.0;
+        if s.len() > self.limits.max_name_len {
+            return Err(self.limit("name length", self.limits.max_name_len));
+        }
+        self.rebase(s)
+            .ok_or_else(|| self.unexpected("a name outside the input"))
+    }
+
+    fn lookup(&self, prefix: &str) -> Result<Cow<'a, str>, XmlError> {
+        if prefix == "xml" {
+            return Ok(Cow::Borrowed(XML_NS));
+        }
+        match self.ns.iter().rev().find(|b| b.prefix == prefix) {
+            Some(b) => Ok(b.uri.clone()),
+            None if prefix.is_empty() => Ok(Cow::Borrowed("")),
+            None => Err(XmlError::UndeclaredPrefix { prefix: prefix.to_owned() }),
+        }
+    }
+
+    fn end(&mut self) -> Result<(), XmlError> {
+        if self.depth == 0 {
+            return Err(self.unexpected("an end tag without a start tag"));
+        }
+        while self.ns.last().is_some_and(|b| b.depth == self.depth) {
+            self.ns.pop();
+        }
+        self.depth -= 1;
+        self.last_end = self.offset();
+        if self.depth == 0 {
+            self.root_done = true;
+        }
+        Ok(())
+    }
+}
+
+enum Piece<'a> {
+    Event(XmlEvent<'a>),
+    Text(Cow<'a, str>),
+}
+
+fn predefined(name: &str) -> Option<char> {
+    Some(match name {
+        "lt" => '<',
+        "gt" => '>',
+        "amp" => '&',
+        "apos" => '\'',
+        "quot" => '"',
+        _ => return None,
+    })
+}
+
+/// True when `s` holds only XML whitespace (space, tab, CR, LF).
+pub(crate) fn is_whitespace(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}

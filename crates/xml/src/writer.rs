@@ -1,0 +1,221 @@
+//! The streaming writer: appends well-formed XML to a byte buffer.
+//!
+//! Elements are written with default-namespace declarations (`<a xmlns="urn:x">`), emitted
+//! only where the namespace changes, so generated encoders need no prefix bookkeeping.
+//! Prefixed names are available for envelopes and headers, whose prefixes the caller
+//! declares. End tags are copied from the start tag, so callers never repeat a name.
+
+use crate::number::{format_f32, format_f64};
+
+/// Appends XML to an in-memory buffer.
+///
+/// ```
+/// use osprey_xml::XmlWriter;
+/// let mut w = XmlWriter::new();
+/// w.start("urn:x", "a");
+/// w.start("urn:x", "b");
+/// w.int(42);
+/// w.end();
+/// w.end();
+/// assert_eq!(w.as_str(), r#"<a xmlns="urn:x"><b>42</b></a>"#);
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct XmlWriter {
+    buf: Vec<u8>,
+    stack: Vec<Frame>,
+    namespaces: Vec<Box<str>>,
+    open_tag: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    name_at: usize,
+    name_len: usize,
+    default_ns: usize,
+}
+
+impl XmlWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Self::with_capacity(512)
+    }
+
+    /// An empty writer whose buffer holds `cap` bytes before growing.
+    pub fn with_capacity(cap: usize) -> Self {
+        XmlWriter {
+            buf: Vec::with_capacity(cap),
+            stack: Vec::with_capacity(16),
+            namespaces: vec!["".into()],
+            open_tag: false,
+        }
+    }
+
+    /// The bytes written so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The text written so far.
+    pub fn as_str(&self) -> &str {
+        // Invariant: only &str input and ASCII markup are ever appended.
+        std::str::from_utf8(&self.buf).expect("writer holds UTF-8")
+    }
+
+    /// The finished buffer.
+    ///
+    /// # Panics
+    /// In debug builds, when elements are still open.
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        debug_assert!(self.stack.is_empty(), "unclosed elements");
+        self.close_tag();
+        self.buf
+    }
+
+    /// Writes `<?xml version="1.0" encoding="UTF-8"?>`.
+    pub fn declaration(&mut self) {
+        self.buf.extend_from_slice(br#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    }
+
+    /// Opens element `{ns}local`, declaring `ns` as default namespace if it is not already.
+    pub fn start(&mut self, ns: &str, local: &str) {
+        self.close_tag();
+        let current = self.stack.last().map_or(0, |f| f.default_ns);
+        self.buf.push(b'<');
+        let name_at = self.buf.len();
+        self.buf.extend_from_slice(local.as_bytes());
+        let default_ns = if *self.namespaces[current] == *ns {
+            current
+        } else {
+            self.buf.extend_from_slice(b" xmlns=\"");
+            escape(&mut self.buf, ns, true);
+            self.buf.push(b'"');
+            self.intern(ns)
+        };
+        self.stack.push(Frame { name_at, name_len: local.len(), default_ns });
+        self.open_tag = true;
+    }
+
+    /// Opens element `prefix:local`; the caller declares the prefix ([`Self::declare`]).
+    pub fn start_prefixed(&mut self, prefix: &str, local: &str) {
+        self.close_tag();
+        let default_ns = self.stack.last().map_or(0, |f| f.default_ns);
+        self.buf.push(b'<');
+        let name_at = self.buf.len();
+        self.buf.extend_from_slice(prefix.as_bytes());
+        self.buf.push(b':');
+        self.buf.extend_from_slice(local.as_bytes());
+        self.stack.push(Frame { name_at, name_len: prefix.len() + 1 + local.len(), default_ns });
+        self.open_tag = true;
+    }
+
+    /// Declares `xmlns:prefix="uri"` on the element just opened.
+    pub fn declare(&mut self, prefix: &str, uri: &str) {
+        debug_assert!(self.open_tag, "declare() after content");
+        self.buf.extend_from_slice(b" xmlns:");
+        self.buf.extend_from_slice(prefix.as_bytes());
+        self.buf.extend_from_slice(b"=\"");
+        escape(&mut self.buf, uri, true);
+        self.buf.push(b'"');
+    }
+
+    /// Adds attribute `name="value"` (name as written, prefix included) to the element
+    /// just opened.
+    pub fn attribute(&mut self, name: &str, value: &str) {
+        debug_assert!(self.open_tag, "attribute() after content");
+        self.buf.push(b' ');
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"=\"");
+        escape(&mut self.buf, value, true);
+        self.buf.push(b'"');
+    }
+
+    /// Closes the innermost open element (`<a/>` if it has no content).
+    ///
+    /// # Panics
+    /// When no element is open.
+    pub fn end(&mut self) {
+        let frame = self.stack.pop().expect("end() without an open element");
+        if self.open_tag {
+            self.buf.extend_from_slice(b"/>");
+            self.open_tag = false;
+        } else {
+            self.buf.extend_from_slice(b"</");
+            self.buf.extend_from_within(frame.name_at..frame.name_at + frame.name_len);
+            self.buf.push(b'>');
+        }
+    }
+
+    /// Writes character data, escaped.
+    pub fn text(&mut self, s: &str) {
+        self.close_tag();
+        escape(&mut self.buf, s, false);
+    }
+
+    /// Writes an integer as text.
+    pub fn int(&mut self, v: impl itoa::Integer) {
+        self.close_tag();
+        self.buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    }
+
+    /// Writes an `xsd:float` as text.
+    pub fn float(&mut self, v: f32) {
+        self.close_tag();
+        self.buf.extend_from_slice(format_f32(v, &mut ryu::Buffer::new()).as_bytes());
+    }
+
+    /// Writes an `xsd:double` as text.
+    pub fn double(&mut self, v: f64) {
+        self.close_tag();
+        self.buf.extend_from_slice(format_f64(v, &mut ryu::Buffer::new()).as_bytes());
+    }
+
+    /// Appends markup verbatim. The caller guarantees it is a well-formed fragment whose
+    /// prefixes are declared inside it.
+    pub fn raw(&mut self, xml: &[u8]) {
+        self.close_tag();
+        self.buf.extend_from_slice(xml);
+    }
+
+    /// Elements currently open.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    fn close_tag(&mut self) {
+        if std::mem::take(&mut self.open_tag) {
+            self.buf.push(b'>');
+        }
+    }
+
+    fn intern(&mut self, ns: &str) -> usize {
+        match self.namespaces.iter().position(|n| **n == *ns) {
+            Some(i) => i,
+            None => {
+                self.namespaces.push(ns.into());
+                self.namespaces.len() - 1
+            }
+        }
+    }
+}
+
+/// Appends `s` escaped for text (or, with `attr`, for a double-quoted attribute value).
+fn escape(buf: &mut Vec<u8>, s: &str, attr: bool) {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let rep: &[u8] = match b {
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'&' => b"&amp;",
+            b'"' if attr => b"&quot;",
+            b'\r' => b"&#13;",
+            b'\n' if attr => b"&#10;",
+            b'\t' if attr => b"&#9;",
+            _ => continue,
+        };
+        buf.extend_from_slice(&bytes[from..i]);
+        buf.extend_from_slice(rep);
+        from = i + 1;
+    }
+    buf.extend_from_slice(&bytes[from..]);
+}

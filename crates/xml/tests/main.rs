@@ -1,0 +1,164 @@
+//! Integration tests of the XML layer: namespaces, refused constructs, limits, the writer.
+
+use osprey_xml::{Limits, Scope, XmlError, XmlEvent, XmlReader, XmlWriter};
+use proptest::prelude::*;
+
+/// Reads the whole document, returning the first error.
+fn read_all(doc: &[u8], limits: &Limits) -> Result<Vec<String>, XmlError> {
+    let mut r = XmlReader::new(doc, limits)?;
+    let mut out = Vec::new();
+    loop {
+        match r.next()? {
+            XmlEvent::Start(s) => out.push(format!("<{{{}}}{}", s.ns(), s.local())),
+            XmlEvent::End => out.push(">".into()),
+            XmlEvent::Text(t) => out.push(format!("'{t}'")),
+            XmlEvent::Eof => return Ok(out),
+        }
+    }
+}
+
+#[test]
+fn prefixes_and_default_namespaces_resolve() {
+    let doc = br#"<?xml version="1.0" encoding="utf-8"?>
+<s:E xmlns:s="urn:s" xmlns="urn:d"><a x="1" s:y="2"><b xmlns="">t</b></a></s:E>"#;
+    let mut r = XmlReader::new(doc, &Limits::default()).unwrap();
+    let e = r.next_child().unwrap().unwrap();
+    assert!(e.is("urn:s", "E"));
+    let _a = r.next_child().unwrap().unwrap();
+    let attrs: Vec<_> = r.attributes().iter().map(|a| (a.ns.to_string(), a.local, a.value.to_string())).collect();
+    assert_eq!(attrs, vec![("".into(), "x", "1".into()), ("urn:s".into(), "y", "2".into())]);
+    let b = r.next_child().unwrap().unwrap();
+    assert!(b.is("", "b"));
+    assert_eq!(r.read_text().unwrap(), "t");
+}
+
+#[test]
+fn entities_and_cdata_merge_into_one_text() {
+    let got = read_all(b"<a>x &lt; y &amp;&#65;&#x42;<![CDATA[<z>]]></a>", &Limits::default()).unwrap();
+    assert_eq!(got, vec!["<{}a", "'x < y &AB<z>'", ">"]);
+}
+
+#[test]
+fn doctype_is_refused_so_billion_laughs_cannot_expand() {
+    let doc = br#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><a>&lol2;</a>"#;
+    assert_eq!(read_all(doc, &Limits::default()), Err(XmlError::DoctypeForbidden));
+}
+
+#[test]
+fn external_entity_is_refused() {
+    let doc = br#"<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>"#;
+    assert_eq!(read_all(doc, &Limits::default()), Err(XmlError::DoctypeForbidden));
+    let undeclared = read_all(b"<a>&x;</a>", &Limits::default());
+    assert_eq!(undeclared, Err(XmlError::UndeclaredEntity { name: "x".into() }));
+}
+
+#[test]
+fn processing_instructions_are_refused() {
+    let r = read_all(b"<a><?php evil() ?></a>", &Limits::default());
+    assert_eq!(r, Err(XmlError::ProcessingInstructionForbidden));
+}
+
+#[test]
+fn non_utf8_encodings_are_refused() {
+    assert!(matches!(read_all(b"<a>\xff</a>", &Limits::default()), Err(XmlError::InvalidUtf8 { offset: 3 })));
+    let latin = br#"<?xml version="1.0" encoding="ISO-8859-1"?><a/>"#;
+    assert!(matches!(read_all(latin, &Limits::default()), Err(XmlError::UnsupportedEncoding { .. })));
+}
+
+#[test]
+fn deep_nesting_stops_at_the_depth_limit() {
+    let doc = format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000));
+    let err = read_all(doc.as_bytes(), &Limits::default()).unwrap_err();
+    assert_eq!(err, XmlError::LimitExceeded { limit: "nesting depth", max: 64 });
+}
+
+#[test]
+fn every_limit_is_enforced() {
+    let tight = Limits {
+        max_message_size: 1000,
+        max_elements: 3,
+        max_attributes: 2,
+        max_name_len: 8,
+        max_text_len: 5,
+        ..Limits::default()
+    };
+    let cases: [(&[u8], &str); 5] = [
+        (&[b' '; 1001], "message size"),
+        (b"<a><b/><b/><b/></a>", "element count"),
+        (br#"<a x="1" y="2" z="3"/>"#, "attribute count"),
+        (b"<abcdefghij/>", "name length"),
+        (b"<a>123456</a>", "text length"),
+    ];
+    for (doc, limit) in cases {
+        match read_all(doc, &tight) {
+            Err(XmlError::LimitExceeded { limit: l, .. }) => assert_eq!(l, limit),
+            other => panic!("{limit}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn truncated_and_malformed_documents_fail() {
+    assert_eq!(read_all(b"<a><b>", &Limits::default()), Err(XmlError::UnexpectedEof));
+    assert!(matches!(read_all(b"<a></b>", &Limits::default()), Err(XmlError::Malformed { .. })));
+    assert!(read_all(b"<a/><b/>", &Limits::default()).is_err());
+    assert!(read_all(b"", &Limits::default()).is_err());
+    assert!(matches!(read_all(b"<p:a/>", &Limits::default()), Err(XmlError::UndeclaredPrefix { .. })));
+    assert!(read_all(br#"<a x="1" x="2"/>"#, &Limits::default()).is_err());
+}
+
+#[test]
+fn fragment_reader_sees_outer_bindings() {
+    let doc = r#"<s:E xmlns:s="urn:s"><s:B><s:P>1</s:P></s:B></s:E>"#;
+    let start = doc.find("<s:P").unwrap();
+    let end = doc.find("</s:B>").unwrap();
+    let mut scope = Scope::default();
+    scope.bind("s", "urn:s");
+    let mut r = XmlReader::fragment(doc, start..end, &scope, &Limits::default());
+    let XmlEvent::Start(p) = r.next().unwrap() else { panic!() };
+    assert!(p.is("urn:s", "P"));
+    assert_eq!(p.offset(), start);
+    assert_eq!(r.read_text().unwrap(), "1");
+    assert_eq!(r.next().unwrap(), XmlEvent::Eof);
+}
+
+#[test]
+fn writer_closes_empty_elements_and_tracks_default_namespace() {
+    let mut w = XmlWriter::new();
+    w.start_prefixed("s", "E");
+    w.declare("s", "urn:s");
+    w.start("urn:a", "x");
+    w.attribute("k", "a\"b");
+    w.start("urn:a", "y");
+    w.end();
+    w.start("urn:b", "z");
+    w.text("1<2");
+    w.end();
+    w.end();
+    w.end();
+    assert_eq!(
+        w.as_str(),
+        r#"<s:E xmlns:s="urn:s"><x xmlns="urn:a" k="a&quot;b"><y/><z xmlns="urn:b">1&lt;2</z></x></s:E>"#
+    );
+}
+
+proptest! {
+    #[test]
+    fn text_and_attributes_round_trip(text in "[^\u{0}-\u{8}\u{b}\u{c}\u{e}-\u{1f}\u{fffe}\u{ffff}]{0,64}", attr in "[ -~\t\n]{0,32}") {
+        let mut w = XmlWriter::new();
+        w.start("urn:t", "a");
+        w.attribute("v", &attr);
+        w.text(&text);
+        w.end();
+        let bytes = w.into_bytes();
+        let mut r = XmlReader::new(&bytes, &Limits::default()).unwrap();
+        let XmlEvent::Start(_) = r.next().unwrap() else { panic!() };
+        prop_assert_eq!(r.attribute("", "v"), Some(attr.as_str()));
+        prop_assert_eq!(r.read_text().unwrap(), text.as_str());
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let _ = read_all(&bytes, &Limits::default());
+    }
+}
