@@ -6,7 +6,6 @@
 //! the input whenever no entity had to be replaced.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::QName as RawName;
@@ -154,14 +153,11 @@ impl<'a> XmlReader<'a> {
         Ok(Self::over(src, base, limits, false))
     }
 
-    /// A reader over `doc[span]`, a balanced fragment (one element and its content) of a
-    /// document that was already read whole, with `scope` the bindings in force where
-    /// the fragment starts. Offsets it reports are offsets in `doc`.
-    ///
-    /// # Panics
-    /// When `span` is not a range of `doc` on character boundaries.
-    pub fn fragment(doc: &'a str, span: Range<usize>, scope: &'a Scope, limits: &Limits) -> Self {
-        let mut r = Self::over(&doc[span.clone()], span.start, limits, true);
+    /// A reader over `text`, a balanced fragment (elements and their content) of a
+    /// document that was already read whole, found at byte `base` of it, with `scope` the
+    /// namespace bindings in force there. Offsets it reports are offsets in the document.
+    pub fn fragment(text: &'a str, base: usize, scope: &'a Scope, limits: &Limits) -> Self {
+        let mut r = Self::over(text, base, limits, true);
         r.ns.extend(scope.bindings.iter().map(|(p, u)| Binding {
             prefix: p,
             uri: Cow::Borrowed(&**u),
@@ -248,10 +244,10 @@ impl<'a> XmlReader<'a> {
     /// error the reader must not be used again.
     pub fn next(&mut self) -> Result<XmlEvent<'a>, XmlError> {
         if let Some(e) = self.peeked.take() {
-            return Ok(e);
+            return self.deliver(e);
         }
         let mut text = match self.raw_next()? {
-            Piece::Event(e) => return Ok(e),
+            Piece::Event(e) => return self.deliver(e),
             Piece::Text(t) => t,
         };
         loop {
@@ -335,6 +331,15 @@ impl<'a> XmlReader<'a> {
         }
     }
 
+    /// Applies an end tag's effects when it is handed out, not when it is read ahead,
+    /// so that depth, scope and offsets always describe what the caller has seen.
+    fn deliver(&mut self, e: XmlEvent<'a>) -> Result<XmlEvent<'a>, XmlError> {
+        if e == XmlEvent::End {
+            self.end()?;
+        }
+        Ok(e)
+    }
+
     fn offset(&self) -> usize {
         self.base + self.inner.buffer_position() as usize
     }
@@ -370,10 +375,7 @@ impl<'a> XmlReader<'a> {
             let first = std::mem::replace(&mut self.first, false);
             return Ok(match event {
                 Event::Start(start) => Piece::Event(XmlEvent::Start(self.start(&start, at)?)),
-                Event::End(_) => {
-                    self.end()?;
-                    Piece::Event(XmlEvent::End)
-                }
+                Event::End(_) => Piece::Event(XmlEvent::End),
                 Event::Empty(_) => unreachable!("expand_empty_elements is set"),
                 Event::Text(t) => {
                     let text = self.rebase_cow(t.xml10_content());

@@ -114,7 +114,7 @@ fn fragment_reader_sees_outer_bindings() {
     let end = doc.find("</s:B>").unwrap();
     let mut scope = Scope::default();
     scope.bind("s", "urn:s");
-    let mut r = XmlReader::fragment(doc, start..end, &scope, &Limits::default());
+    let mut r = XmlReader::fragment(&doc[start..end], start, &scope, &Limits::default());
     let XmlEvent::Start(p) = r.next().unwrap() else { panic!() };
     assert!(p.is("urn:s", "P"));
     assert_eq!(p.offset(), start);
