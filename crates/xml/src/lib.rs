@@ -27,7 +27,7 @@ pub use limits::Limits;
 pub use number::{format_f32, format_f64, parse_bool, parse_f32, parse_f64};
 pub use qname::QName;
 pub use reader::{Attribute, Scope, StartElement, XmlEvent, XmlReader};
-pub use writer::XmlWriter;
+pub use writer::{copy_element, XmlWriter};
 
 /// The `xml` prefix's namespace, bound implicitly in every document (XML Namespaces §3).
 pub const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";

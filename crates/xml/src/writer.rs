@@ -219,3 +219,47 @@ fn escape(buf: &mut Vec<u8>, s: &str, attr: bool) {
     }
     buf.extend_from_slice(&bytes[from..]);
 }
+
+/// Copies the element whose start tag `r` just returned (`start`), with all its content,
+/// into `w` as a self-contained fragment: every namespace it uses is declared inside it.
+/// `extra` attributes (`(prefix, namespace, local, value)`) are added to the copied root.
+///
+/// # Errors
+/// Any reading error of the copied content.
+pub fn copy_element(
+    r: &mut crate::XmlReader<'_>,
+    start: &crate::StartElement<'_>,
+    w: &mut XmlWriter,
+    extra: &[(&str, &str, &str, &str)],
+) -> Result<(), crate::XmlError> {
+    copy_start(r, start, w);
+    for (prefix, ns, local, value) in extra {
+        w.declare(prefix, ns);
+        w.attribute(&format!("{prefix}:{local}"), value);
+    }
+    let target = r.depth() - 1;
+    while r.depth() > target {
+        match r.next()? {
+            crate::XmlEvent::Start(s) => copy_start(r, &s, w),
+            crate::XmlEvent::End => w.end(),
+            crate::XmlEvent::Text(t) => w.text(&t),
+            crate::XmlEvent::Eof => return Err(crate::XmlError::UnexpectedEof),
+        }
+    }
+    Ok(())
+}
+
+fn copy_start(r: &crate::XmlReader<'_>, s: &crate::StartElement<'_>, w: &mut XmlWriter) {
+    w.start(s.ns(), s.local());
+    for (i, a) in r.attributes().iter().enumerate() {
+        if a.ns.is_empty() {
+            w.attribute(a.local, &a.value);
+        } else if a.ns == crate::XML_NS {
+            w.attribute(&format!("xml:{}", a.local), &a.value);
+        } else {
+            let prefix = format!("a{i}");
+            w.declare(&prefix, &a.ns);
+            w.attribute(&format!("{prefix}:{}", a.local), &a.value);
+        }
+    }
+}

@@ -1,0 +1,57 @@
+use super::*;
+
+const S12: &str = "http://www.w3.org/2003/05/soap-envelope";
+
+fn decode(headers: &str) -> Result<Option<MessageHeaders>, AddressingError> {
+    let msg = format!(
+        r#"<e:Envelope xmlns:e="{S12}" xmlns:wsa="{WSA_NS}"><e:Header>{headers}</e:Header><e:Body/></e:Envelope>"#
+    );
+    let env = Envelope::decode(msg.as_bytes(), &Limits::default()).unwrap();
+    MessageHeaders::decode(&env, msg.as_bytes(), &Limits::default())
+}
+
+#[test]
+fn reads_all_properties_and_reference_parameters() {
+    let h = decode(&format!(
+        r#"<wsa:To>http://x/wstest</wsa:To><wsa:Action>urn:wstest/echoVoid</wsa:Action>
+           <wsa:MessageID>urn:uuid:1</wsa:MessageID>
+           <wsa:ReplyTo><wsa:Address>{ANONYMOUS}</wsa:Address>
+             <wsa:ReferenceParameters><k:Key xmlns:k="urn:k" k:a="1">42</k:Key></wsa:ReferenceParameters>
+           </wsa:ReplyTo>"#
+    ))
+    .unwrap()
+    .unwrap();
+    assert_eq!(h.action.as_deref(), Some("urn:wstest/echoVoid"));
+    let epr = h.reply_to.as_ref().unwrap();
+    assert_eq!(epr.reference_parameters, vec![r#"<Key xmlns="urn:k" xmlns:a0="urn:k" a0:a="1">42</Key>"#]);
+    let reply = String::from_utf8(h.reply_headers("urn:wstest/echoVoidResponse", "urn:uuid:2", false).unwrap()).unwrap();
+    assert!(reply.contains(r#"<RelatesTo xmlns="http://www.w3.org/2005/08/addressing">urn:uuid:1</RelatesTo>"#), "{reply}");
+    assert!(reply.contains(r#"wsa:IsReferenceParameter="true">42</Key>"#), "{reply}");
+}
+
+#[test]
+fn no_addressing_headers_is_none() {
+    assert_eq!(decode("").unwrap(), None);
+}
+
+#[test]
+fn errors_map_to_spec_faults() {
+    let cases = [
+        ("<wsa:To>x</wsa:To>", "MessageAddressingHeaderRequired"),
+        ("<wsa:Action>a</wsa:Action><wsa:Action>b</wsa:Action>", "InvalidAddressingHeader"),
+        ("<wsa:Action>a</wsa:Action><wsa:ReplyTo><wsa:Address>http://elsewhere/</wsa:Address></wsa:ReplyTo>", "OnlyAnonymousAddressSupported"),
+        ("<wsa:Action>a</wsa:Action><wsa:ReplyTo/>", "InvalidAddressingHeader"),
+    ];
+    for (headers, sub) in cases {
+        let err = decode(headers).unwrap_err();
+        let fault = Fault::from(&err);
+        assert_eq!(fault.subcode.as_ref().map(|q| q.local()), Some(sub), "{headers}");
+    }
+}
+
+#[test]
+fn message_ids_are_unique_uuids() {
+    let a = new_message_id();
+    assert_eq!(a.len(), "urn:uuid:".len() + 36);
+    assert_ne!(a, new_message_id());
+}
