@@ -1,1 +1,216 @@
-fn main(){}
+//! `osprey`: the grid services container and its tools.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use osprey_bench::{Operation, WsTestConfig};
+use osprey_container::Config;
+
+#[derive(Parser)]
+#[command(
+    name = "osprey",
+    version,
+    about = "A fast, dependable grid services container (SOAP, WSDL, WS-Addressing)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the container (default: the echo service at http://127.0.0.1:8080/wstest).
+    Serve(ServeArgs),
+    /// Call an operation of any SOAP service, reading its WSDL at run time.
+    Call(CallArgs),
+    /// Run a benchmark.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// TOML configuration file.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Listen address (repeatable); replaces the configured ones.
+    #[arg(long)]
+    listen: Vec<SocketAddr>,
+}
+
+#[derive(Args)]
+struct CallArgs {
+    /// Endpoint URL, e.g. http://127.0.0.1:8080/wstest.
+    url: String,
+    /// Operation name, e.g. echoStruct.
+    operation: String,
+    /// WSDL location (default: URL?wsdl).
+    #[arg(long)]
+    wsdl: Option<String>,
+    /// File with the payload element or a whole envelope.
+    #[arg(long, conflicts_with = "param")]
+    body: Option<PathBuf>,
+    /// A child of the payload element, NAME=VALUE (repeatable).
+    #[arg(long, value_parser = parse_param)]
+    param: Vec<(String, String)>,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// WS Test 1.0 load against any SOAP endpoint serving the WS Test contract.
+    Wstest(WsTestArgs),
+}
+
+#[derive(Args)]
+struct WsTestArgs {
+    /// Endpoint URL.
+    #[arg(long, default_value = "http://127.0.0.1:8080/wstest")]
+    url: String,
+    /// echoVoid, echoStruct or echoList.
+    #[arg(long, default_value = "echoStruct")]
+    op: Operation,
+    /// Concurrent keep-alive connections.
+    #[arg(long, default_value_t = 16)]
+    connections: usize,
+    /// Measured time (e.g. 10s, 500ms, 1m).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    duration: Duration,
+    /// Unmeasured warm-up before it.
+    #[arg(long, default_value = "0s", value_parser = parse_duration_or_zero)]
+    warmup: Duration,
+    /// Send SOAP 1.2 requests.
+    #[arg(long)]
+    soap12: bool,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn parse_param(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{s:?} is not NAME=VALUE"))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    osprey_container::parse_duration(s)
+        .ok_or_else(|| format!("{s:?} is not a duration like 10s, 500ms or 1m"))
+}
+
+fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    if s.trim_end_matches(['s', 'm']).trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("OSPREY_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Serve(a) => serve(a),
+        Command::Call(a) => runtime(None)?.block_on(call(a)),
+        Command::Bench(BenchCommand::Wstest(a)) => runtime(None)?.block_on(bench_wstest(a)),
+    }
+}
+
+fn runtime(workers: Option<usize>) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers.filter(|n| *n > 0) {
+        b.worker_threads(n);
+    }
+    b.enable_all().build().context("starting the async runtime")
+}
+
+fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let mut config = match &a.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    if !a.listen.is_empty() {
+        config.server.listen = a.listen;
+    }
+    config.validate()?;
+    let dispatcher = osprey::build_dispatcher(&config)?;
+    let rt = runtime(Some(config.server.workers))?;
+    rt.block_on(async {
+        let running =
+            osprey_container::run(&config, dispatcher, osprey_container::shutdown_signal()).await?;
+        for addr in &running.addrs {
+            for s in &config.services {
+                tracing::info!(
+                    "serving {} at http://{addr}{} (WSDL: http://{addr}{}?wsdl)",
+                    s.name,
+                    s.path,
+                    s.path
+                );
+            }
+        }
+        running.wait().await?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+async fn call(a: CallArgs) -> anyhow::Result<()> {
+    let body = match &a.body {
+        Some(p) => Some(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?),
+        None => None,
+    };
+    let req = osprey::call::CallRequest {
+        url: a.url,
+        operation: a.operation,
+        wsdl: a.wsdl,
+        body,
+        params: a.param,
+    };
+    let resp = osprey::call::call(&req).await?;
+    println!("{}", String::from_utf8_lossy(&resp.body));
+    if let Some(f) = resp.fault {
+        bail!(
+            "the service answered with a fault (HTTP {}): {f}",
+            resp.status
+        );
+    }
+    if resp.status != 200 {
+        bail!("HTTP {}", resp.status);
+    }
+    Ok(())
+}
+
+async fn bench_wstest(a: WsTestArgs) -> anyhow::Result<()> {
+    if a.connections == 0 {
+        bail!("--connections must be at least 1");
+    }
+    let mut cfg = WsTestConfig::new(&a.url, a.op).map_err(anyhow::Error::msg)?;
+    cfg.connections = a.connections;
+    cfg.duration = a.duration;
+    cfg.warmup = a.warmup;
+    cfg.soap12 = a.soap12;
+    cfg.progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let report = osprey_bench::run_wstest(&cfg)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    print!("{report}");
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if report.errors > 0 {
+        bail!(
+            "{} of {} exchanges failed; the figures above count only correct answers",
+            report.errors,
+            report.errors + report.requests
+        );
+    }
+    Ok(())
+}

@@ -28,7 +28,10 @@ pub struct EndpointReference {
 impl EndpointReference {
     /// An EPR for `address` with no reference parameters.
     pub fn new(address: impl Into<String>) -> Self {
-        EndpointReference { address: address.into(), reference_parameters: Vec::new() }
+        EndpointReference {
+            address: address.into(),
+            reference_parameters: Vec::new(),
+        }
     }
 
     /// True for the anonymous address.
@@ -67,7 +70,8 @@ impl EndpointReference {
                 while let Some(p) = r.next_child()? {
                     let mut w = XmlWriter::with_capacity(128);
                     copy_element(r, &p, &mut w, &[])?;
-                    epr.reference_parameters.push(String::from_utf8_lossy(w.as_bytes()).into_owned());
+                    epr.reference_parameters
+                        .push(String::from_utf8_lossy(w.as_bytes()).into_owned());
                 }
             } else {
                 // Metadata and extensions are allowed and ignored.
@@ -75,7 +79,10 @@ impl EndpointReference {
             }
         }
         if !has_address {
-            return Err(AddressingError::InvalidHeader { header: name, why: "it has no wsa:Address" });
+            return Err(AddressingError::InvalidHeader {
+                header: name,
+                why: "it has no wsa:Address",
+            });
         }
         Ok(epr)
     }
@@ -141,9 +148,13 @@ pub enum AddressingError {
 impl From<&AddressingError> for Fault {
     fn from(e: &AddressingError) -> Self {
         let sub = match e {
-            AddressingError::InvalidHeader { .. } | AddressingError::Xml(_) => "InvalidAddressingHeader",
+            AddressingError::InvalidHeader { .. } | AddressingError::Xml(_) => {
+                "InvalidAddressingHeader"
+            }
             AddressingError::HeaderRequired { .. } => "MessageAddressingHeaderRequired",
-            AddressingError::OnlyAnonymousAddressSupported { .. } => "OnlyAnonymousAddressSupported",
+            AddressingError::OnlyAnonymousAddressSupported { .. } => {
+                "OnlyAnonymousAddressSupported"
+            }
             AddressingError::ActionNotSupported { .. } => "ActionNotSupported",
         };
         Fault::sender(e.to_string()).with_subcode(QName::new_static(WSA_NS, sub))
@@ -152,13 +163,24 @@ impl From<&AddressingError> for Fault {
 
 fn once(seen: bool, header: &'static str) -> Result<(), AddressingError> {
     match seen {
-        true => Err(AddressingError::InvalidHeader { header, why: "it appears more than once" }),
+        true => Err(AddressingError::InvalidHeader {
+            header,
+            why: "it appears more than once",
+        }),
         false => Ok(()),
     }
 }
 
 /// The header blocks this crate understands (for `mustUnderstand` processing).
-pub const UNDERSTOOD: [&str; 7] = ["To", "Action", "MessageID", "RelatesTo", "ReplyTo", "FaultTo", "From"];
+pub const UNDERSTOOD: [&str; 7] = [
+    "To",
+    "Action",
+    "MessageID",
+    "RelatesTo",
+    "ReplyTo",
+    "FaultTo",
+    "From",
+];
 
 impl MessageHeaders {
     /// Reads the addressing headers of a decoded envelope; `None` when it has none.
@@ -166,7 +188,11 @@ impl MessageHeaders {
     /// # Errors
     /// [`AddressingError`] for repeated or malformed headers, a missing `Action` while
     /// other addressing headers are present, or a non-anonymous reply address.
-    pub fn decode(env: &Envelope, bytes: &[u8], limits: &Limits) -> Result<Option<Self>, AddressingError> {
+    pub fn decode(
+        env: &Envelope,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<Self>, AddressingError> {
         let mut h = MessageHeaders::default();
         let mut any = false;
         for (i, block) in env.headers.iter().enumerate() {
@@ -211,7 +237,10 @@ impl MessageHeaders {
         for (epr, header) in [(&h.reply_to, "ReplyTo"), (&h.fault_to, "FaultTo")] {
             if let Some(epr) = epr {
                 if !epr.is_anonymous() && epr.address != NONE {
-                    return Err(AddressingError::OnlyAnonymousAddressSupported { header, address: epr.address.clone() });
+                    return Err(AddressingError::OnlyAnonymousAddressSupported {
+                        header,
+                        address: epr.address.clone(),
+                    });
                 }
             }
         }
@@ -225,14 +254,23 @@ impl MessageHeaders {
     ///
     /// # Errors
     /// [`XmlError`] only if a stored reference parameter is not well-formed.
-    pub fn reply_headers(&self, action: &str, message_id: &str, fault: bool) -> Result<Vec<u8>, XmlError> {
+    pub fn reply_headers(
+        &self,
+        action: &str,
+        message_id: &str,
+        fault: bool,
+    ) -> Result<Vec<u8>, XmlError> {
         let mut w = XmlWriter::with_capacity(512);
         let text = |w: &mut XmlWriter, local: &str, value: &str| {
             w.start(WSA_NS, local);
             w.text(value);
             w.end();
         };
-        let dest = if fault { self.fault_to.as_ref().or(self.reply_to.as_ref()) } else { self.reply_to.as_ref() };
+        let dest = if fault {
+            self.fault_to.as_ref().or(self.reply_to.as_ref())
+        } else {
+            self.reply_to.as_ref()
+        };
         text(&mut w, "To", dest.map_or(ANONYMOUS, |d| &d.address));
         text(&mut w, "Action", action);
         text(&mut w, "MessageID", message_id);
@@ -242,8 +280,15 @@ impl MessageHeaders {
         for p in dest.iter().flat_map(|d| &d.reference_parameters) {
             let scope = osprey_xml::Scope::default();
             let mut r = XmlReader::fragment(p, 0, &scope, &Limits::default());
-            let Some(start) = r.next_child()? else { continue };
-            copy_element(&mut r, &start, &mut w, &[("wsa", WSA_NS, "IsReferenceParameter", "true")])?;
+            let Some(start) = r.next_child()? else {
+                continue;
+            };
+            copy_element(
+                &mut r,
+                &start,
+                &mut w,
+                &[("wsa", WSA_NS, "IsReferenceParameter", "true")],
+            )?;
         }
         Ok(w.into_bytes())
     }

@@ -23,10 +23,25 @@ fn reads_all_properties_and_reference_parameters() {
     .unwrap();
     assert_eq!(h.action.as_deref(), Some("urn:wstest/echoVoid"));
     let epr = h.reply_to.as_ref().unwrap();
-    assert_eq!(epr.reference_parameters, vec![r#"<Key xmlns="urn:k" xmlns:a0="urn:k" a0:a="1">42</Key>"#]);
-    let reply = String::from_utf8(h.reply_headers("urn:wstest/echoVoidResponse", "urn:uuid:2", false).unwrap()).unwrap();
-    assert!(reply.contains(r#"<RelatesTo xmlns="http://www.w3.org/2005/08/addressing">urn:uuid:1</RelatesTo>"#), "{reply}");
-    assert!(reply.contains(r#"wsa:IsReferenceParameter="true">42</Key>"#), "{reply}");
+    assert_eq!(
+        epr.reference_parameters,
+        vec![r#"<Key xmlns="urn:k" xmlns:a0="urn:k" a0:a="1">42</Key>"#]
+    );
+    let reply = String::from_utf8(
+        h.reply_headers("urn:wstest/echoVoidResponse", "urn:uuid:2", false)
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        reply.contains(
+            r#"<RelatesTo xmlns="http://www.w3.org/2005/08/addressing">urn:uuid:1</RelatesTo>"#
+        ),
+        "{reply}"
+    );
+    assert!(
+        reply.contains(r#"wsa:IsReferenceParameter="true">42</Key>"#),
+        "{reply}"
+    );
 }
 
 #[test]
@@ -45,7 +60,11 @@ fn errors_map_to_spec_faults() {
     for (headers, sub) in cases {
         let err = decode(headers).unwrap_err();
         let fault = Fault::from(&err);
-        assert_eq!(fault.subcode.as_ref().map(|q| q.local()), Some(sub), "{headers}");
+        assert_eq!(
+            fault.subcode.as_ref().map(|q| q.local()),
+            Some(sub),
+            "{headers}"
+        );
     }
 }
 

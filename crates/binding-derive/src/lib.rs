@@ -11,7 +11,9 @@
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
 use quote::quote;
-use syn::{parse_macro_input, Data, DeriveInput, Fields, GenericArgument, LitStr, PathArguments, Type};
+use syn::{
+    parse_macro_input, Data, DeriveInput, Fields, GenericArgument, LitStr, PathArguments, Type,
+};
 
 /// Derives `osprey_binding::XmlType`; see the crate documentation for the attributes.
 #[proc_macro_derive(XmlType, attributes(xml))]
@@ -83,21 +85,36 @@ fn lower_camel(snake: &str) -> String {
 
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     if !input.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(&input.generics, "XmlType cannot be derived for generic types"));
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "XmlType cannot be derived for generic types",
+        ));
     }
     let attrs = container_attrs(input)?;
     let Some(ns) = attrs.namespace.clone() else {
-        return Err(syn::Error::new_spanned(&input.ident, "missing #[xml(namespace = \"...\")]"));
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "missing #[xml(namespace = \"...\")]",
+        ));
     };
     let ident = &input.ident;
-    let type_name = attrs.element.clone().or(attrs.name.clone()).unwrap_or_else(|| ident.to_string());
+    let type_name = attrs
+        .element
+        .clone()
+        .or(attrs.name.clone())
+        .unwrap_or_else(|| ident.to_string());
     let body = match &input.data {
         Data::Struct(s) => match &s.fields {
             Fields::Named(named) => expand_struct(&ns, &type_name, attrs.element.is_some(), named)?,
             _ => return Err(syn::Error::new_spanned(ident, "XmlType needs named fields")),
         },
         Data::Enum(e) => expand_enum(&ns, &type_name, e)?,
-        Data::Union(_) => return Err(syn::Error::new_spanned(ident, "XmlType cannot be derived for unions")),
+        Data::Union(_) => {
+            return Err(syn::Error::new_spanned(
+                ident,
+                "XmlType cannot be derived for unions",
+            ))
+        }
     };
     let element_impl = attrs.element.as_ref().map(|el| {
         quote! {
@@ -137,7 +154,12 @@ fn occurs(ty: &Type) -> Occurs<'_> {
     Occurs::One(ty)
 }
 
-fn expand_struct(ns: &str, type_name: &str, anonymous: bool, fields: &syn::FieldsNamed) -> syn::Result<Tokens> {
+fn expand_struct(
+    ns: &str,
+    type_name: &str,
+    anonymous: bool,
+    fields: &syn::FieldsNamed,
+) -> syn::Result<Tokens> {
     let mut descs = Vec::new();
     let mut encodes = Vec::new();
     let mut decodes = Vec::new();
@@ -241,7 +263,10 @@ fn expand_enum(ns: &str, type_name: &str, data: &syn::DataEnum) -> syn::Result<T
     let mut variants = Vec::new();
     for v in &data.variants {
         if !matches!(v.fields, Fields::Unit) {
-            return Err(syn::Error::new_spanned(v, "XmlType enums must have unit variants only"));
+            return Err(syn::Error::new_spanned(
+                v,
+                "XmlType enums must have unit variants only",
+            ));
         }
         names.push(rename_attr(&v.attrs)?.unwrap_or_else(|| v.ident.to_string()));
         variants.push(&v.ident);

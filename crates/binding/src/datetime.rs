@@ -23,7 +23,11 @@ pub struct DateTime {
 impl DateTime {
     /// The instant `unix_seconds` after the epoch, in UTC.
     pub fn from_unix(unix_seconds: i64, nanos: u32) -> Self {
-        DateTime { local_seconds: unix_seconds, nanos, offset_minutes: Some(0) }
+        DateTime {
+            local_seconds: unix_seconds,
+            nanos,
+            offset_minutes: Some(0),
+        }
     }
 
     /// Seconds since the Unix epoch in UTC (an absent offset is taken as UTC).
@@ -45,21 +49,37 @@ impl DateTime {
         }
         let num = |r: std::ops::Range<usize>| -> Option<i64> {
             let t = s.get(r)?;
-            t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
+            t.bytes()
+                .all(|c| c.is_ascii_digit())
+                .then(|| t.parse().ok())?
         };
         let mut year = num(0..year_len)?;
         if neg {
             year = -year;
         }
         let rest = &b[year_len..];
-        if rest[0] != b'-' || rest[3] != b'-' || rest[6] != b'T' || rest[9] != b':' || rest[12] != b':' {
+        if rest[0] != b'-'
+            || rest[3] != b'-'
+            || rest[6] != b'T'
+            || rest[9] != b':'
+            || rest[12] != b':'
+        {
             return None;
         }
         let at = year_len;
         let (month, day) = (num(at + 1..at + 3)?, num(at + 4..at + 6)?);
-        let (hour, minute, second) = (num(at + 7..at + 9)?, num(at + 10..at + 12)?, num(at + 13..at + 15)?);
-        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 24
-            || minute > 59 || second > 59 || (hour == 24 && (minute, second) != (0, 0))
+        let (hour, minute, second) = (
+            num(at + 7..at + 9)?,
+            num(at + 10..at + 12)?,
+            num(at + 13..at + 15)?,
+        );
+        if !(1..=12).contains(&month)
+            || day < 1
+            || day > days_in_month(year, month)
+            || hour > 24
+            || minute > 59
+            || second > 59
+            || (hour == 24 && (minute, second) != (0, 0))
         {
             return None;
         }
@@ -97,7 +117,11 @@ impl DateTime {
             }
         };
         let days = days_from_civil(year, month, day);
-        Some(DateTime { local_seconds: days * 86_400 + hour * 3600 + minute * 60 + second, nanos, offset_minutes })
+        Some(DateTime {
+            local_seconds: days * 86_400 + hour * 3600 + minute * 60 + second,
+            nanos,
+            offset_minutes,
+        })
     }
 }
 
@@ -111,7 +135,13 @@ impl fmt::Display for DateTime {
         } else {
             write!(f, "{y:04}")?;
         }
-        write!(f, "-{m:02}-{d:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
+        write!(
+            f,
+            "-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        )?;
         if self.nanos > 0 {
             let frac = format!("{:09}", self.nanos);
             write!(f, ".{}", frac.trim_end_matches('0'))?;
@@ -119,7 +149,13 @@ impl fmt::Display for DateTime {
         match self.offset_minutes {
             None => Ok(()),
             Some(0) => f.write_str("Z"),
-            Some(o) => write!(f, "{}{:02}:{:02}", if o < 0 { '-' } else { '+' }, o.abs() / 60, o.abs() % 60),
+            Some(o) => write!(
+                f,
+                "{}{:02}:{:02}",
+                if o < 0 { '-' } else { '+' },
+                o.abs() / 60,
+                o.abs() % 60
+            ),
         }
     }
 }
@@ -171,7 +207,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 #[cfg(test)]
@@ -180,10 +224,21 @@ mod tests {
 
     #[test]
     fn xsd_forms_round_trip() {
-        for s in ["2026-11-22T10:30:00Z", "1970-01-01T00:00:00", "2000-02-29T23:59:59.125+05:30", "-0044-03-15T12:00:00-01:00"] {
-            assert_eq!(DateTime::parse(s).map(|d| d.to_string()).as_deref(), Some(s));
+        for s in [
+            "2026-11-22T10:30:00Z",
+            "1970-01-01T00:00:00",
+            "2000-02-29T23:59:59.125+05:30",
+            "-0044-03-15T12:00:00-01:00",
+        ] {
+            assert_eq!(
+                DateTime::parse(s).map(|d| d.to_string()).as_deref(),
+                Some(s)
+            );
         }
-        assert_eq!(DateTime::parse("1970-01-02T00:00:00Z").map(|d| d.unix_seconds()), Some(86_400));
+        assert_eq!(
+            DateTime::parse("1970-01-02T00:00:00Z").map(|d| d.unix_seconds()),
+            Some(86_400)
+        );
         assert_eq!(DateTime::parse("2001-02-29T00:00:00Z"), None);
         assert_eq!(DateTime::parse("2001-01-01 00:00:00Z"), None);
         assert_eq!(DateTime::parse("garbage"), None);

@@ -86,18 +86,29 @@ impl DecodeError {
                 expected: Some(name),
                 path: Path::default(),
             },
-            None => DecodeError::MissingElement { name, path: Path::default() },
+            None => DecodeError::MissingElement {
+                name,
+                path: Path::default(),
+            },
         }
     }
 
     /// `found` is not allowed here.
     pub fn unexpected(found: &StartElement<'_>) -> Self {
-        DecodeError::UnexpectedElement { found: found.to_qname(), expected: None, path: Path::default() }
+        DecodeError::UnexpectedElement {
+            found: found.to_qname(),
+            expected: None,
+            path: Path::default(),
+        }
     }
 
     /// `value` is not a valid `xsd_type`.
     pub fn invalid(value: &str, xsd_type: &'static str) -> Self {
         let value = value.chars().take(64).collect();
-        DecodeError::InvalidValue { value, xsd_type, path: Path::default() }
+        DecodeError::InvalidValue {
+            value,
+            xsd_type,
+            path: Path::default(),
+        }
     }
 }

@@ -31,7 +31,7 @@ pub use datetime::DateTime;
 pub use error::DecodeError;
 pub use osprey_binding_derive::XmlType;
 pub use osprey_xml as xml;
-pub use schema::{ComplexType, EnumType, FieldDesc, MaxOccurs, TypeDesc};
+pub use schema::{ComplexType, EnumType, FieldDesc, MaxOccurs, TypeDesc, XSD_NS};
 
 use osprey_xml::{Limits, QName, XmlReader, XmlWriter};
 
@@ -87,9 +87,7 @@ pub fn encode_element<T: XmlElement>(value: &T) -> String {
 /// error of `T`'s decoder.
 pub fn decode_element_from<T: XmlElement>(r: &mut XmlReader<'_>) -> Result<T, DecodeError> {
     match r.next_child()? {
-        Some(s) if s.is(T::NS, T::LOCAL) => {
-            T::decode(r).map_err(|e| e.in_element(T::LOCAL))
-        }
+        Some(s) if s.is(T::NS, T::LOCAL) => T::decode(r).map_err(|e| e.in_element(T::LOCAL)),
         found => Err(DecodeError::missing(T::LOCAL, found)),
     }
 }

@@ -53,7 +53,10 @@ impl HeaderBlock {
     /// True when the block is addressed to this node: no role, `next`, or the ultimate
     /// receiver (an endpoint is always the ultimate receiver).
     pub fn targets_us(&self) -> bool {
-        matches!(self.role.as_deref(), None | Some("" | ROLE_NEXT_12 | ROLE_ULTIMATE_12 | ACTOR_NEXT_11))
+        matches!(
+            self.role.as_deref(),
+            None | Some("" | ROLE_NEXT_12 | ROLE_ULTIMATE_12 | ACTOR_NEXT_11)
+        )
     }
 }
 
@@ -67,10 +70,14 @@ impl Envelope {
         let mut r = XmlReader::new(bytes, limits)?;
         let root = r.next_child()?.ok_or(XmlError::UnexpectedEof)?;
         if root.local() != "Envelope" {
-            return Err(DecodeError::NotAnEnvelope { found: root.to_qname() });
+            return Err(DecodeError::NotAnEnvelope {
+                found: root.to_qname(),
+            });
         }
         let version =
-            SoapVersion::from_ns(root.ns()).ok_or_else(|| DecodeError::VersionMismatch { ns: root.ns().to_owned() })?;
+            SoapVersion::from_ns(root.ns()).ok_or_else(|| DecodeError::VersionMismatch {
+                ns: root.ns().to_owned(),
+            })?;
         let ns = version.ns();
         let mut env = Envelope {
             version,
@@ -90,18 +97,32 @@ impl Envelope {
                     })?,
                     None => false,
                 };
-                let role_attr = if version == SoapVersion::V12 { "role" } else { "actor" };
+                let role_attr = if version == SoapVersion::V12 {
+                    "role"
+                } else {
+                    "actor"
+                };
                 let role = r.attribute(ns, role_attr).map(str::to_owned);
                 let start = block.offset();
                 let name = block.to_qname();
                 r.skip_element()?;
-                env.headers.push(HeaderBlock { name, must_understand, role, span: start..r.last_end_offset() });
+                env.headers.push(HeaderBlock {
+                    name,
+                    must_understand,
+                    role,
+                    span: start..r.last_end_offset(),
+                });
             }
             child = r.next_child()?;
         }
         match child {
             Some(b) if b.is(ns, "Body") => {}
-            Some(other) => return Err(DecodeError::UnexpectedElement { found: other.to_qname(), parent: "Envelope" }),
+            Some(other) => {
+                return Err(DecodeError::UnexpectedElement {
+                    found: other.to_qname(),
+                    parent: "Envelope",
+                })
+            }
             None => return Err(DecodeError::MissingBody),
         }
         env.body_scope = r.scope();
@@ -109,14 +130,23 @@ impl Envelope {
             let start = p.offset();
             let name = p.to_qname();
             r.skip_element()?;
-            env.payload = Some(Payload { name, span: start..r.last_end_offset() });
+            env.payload = Some(Payload {
+                name,
+                span: start..r.last_end_offset(),
+            });
             // WS-I Basic Profile R2201: a document/literal body has exactly one child.
             if let Some(extra) = r.next_child()? {
-                return Err(DecodeError::UnexpectedElement { found: extra.to_qname(), parent: "Body" });
+                return Err(DecodeError::UnexpectedElement {
+                    found: extra.to_qname(),
+                    parent: "Body",
+                });
             }
         }
         if let Some(extra) = r.next_child()? {
-            return Err(DecodeError::UnexpectedElement { found: extra.to_qname(), parent: "Envelope" });
+            return Err(DecodeError::UnexpectedElement {
+                found: extra.to_qname(),
+                parent: "Envelope",
+            });
         }
         r.finish()?;
         Ok(env)
@@ -127,10 +157,21 @@ impl Envelope {
     ///
     /// # Errors
     /// [`XmlError::InvalidUtf8`] only if `bytes` is not the decoded message.
-    pub fn payload_reader<'a>(&'a self, bytes: &'a [u8], limits: &Limits) -> Result<Option<XmlReader<'a>>, XmlError> {
-        let Some(p) = &self.payload else { return Ok(None) };
+    pub fn payload_reader<'a>(
+        &'a self,
+        bytes: &'a [u8],
+        limits: &Limits,
+    ) -> Result<Option<XmlReader<'a>>, XmlError> {
+        let Some(p) = &self.payload else {
+            return Ok(None);
+        };
         let text = span_str(bytes, &p.span)?;
-        Ok(Some(XmlReader::fragment(text, p.span.start, &self.body_scope, limits)))
+        Ok(Some(XmlReader::fragment(
+            text,
+            p.span.start,
+            &self.body_scope,
+            limits,
+        )))
     }
 
     /// A reader over header block `index` of `bytes`.
@@ -140,15 +181,27 @@ impl Envelope {
     ///
     /// # Panics
     /// When `index` is out of range.
-    pub fn header_reader<'a>(&'a self, index: usize, bytes: &'a [u8], limits: &Limits) -> Result<XmlReader<'a>, XmlError> {
+    pub fn header_reader<'a>(
+        &'a self,
+        index: usize,
+        bytes: &'a [u8],
+        limits: &Limits,
+    ) -> Result<XmlReader<'a>, XmlError> {
         let span = &self.headers[index].span;
-        Ok(XmlReader::fragment(span_str(bytes, span)?, span.start, &self.header_scope, limits))
+        Ok(XmlReader::fragment(
+            span_str(bytes, span)?,
+            span.start,
+            &self.header_scope,
+            limits,
+        ))
     }
 }
 
 fn span_str<'a>(bytes: &'a [u8], span: &Range<usize>) -> Result<&'a str, XmlError> {
     let slice = bytes.get(span.clone()).ok_or(XmlError::UnexpectedEof)?;
-    std::str::from_utf8(slice).map_err(|e| XmlError::InvalidUtf8 { offset: span.start + e.valid_up_to() })
+    std::str::from_utf8(slice).map_err(|e| XmlError::InvalidUtf8 {
+        offset: span.start + e.valid_up_to(),
+    })
 }
 
 /// What a response body carries.

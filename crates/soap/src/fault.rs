@@ -101,7 +101,13 @@ pub struct Fault {
 impl Fault {
     /// A fault with `code` and `reason`.
     pub fn new(code: FaultCode, reason: impl Into<String>) -> Self {
-        Fault { code, subcode: None, reason: reason.into(), detail: None, not_understood: Vec::new() }
+        Fault {
+            code,
+            subcode: None,
+            reason: reason.into(),
+            detail: None,
+            not_understood: Vec::new(),
+        }
     }
 
     /// The sender's message was wrong.
@@ -204,13 +210,19 @@ impl Fault {
     ///
     /// # Errors
     /// [`DecodeError`] when the fault element is malformed.
-    pub fn decode(env: &Envelope, bytes: &[u8], limits: &Limits) -> Result<Option<Fault>, DecodeError> {
+    pub fn decode(
+        env: &Envelope,
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<Fault>, DecodeError> {
         let ns = env.version.ns();
         match &env.payload {
             Some(p) if p.name.is(ns, "Fault") => {}
             _ => return Ok(None),
         }
-        let Some(mut r) = env.payload_reader(bytes, limits)? else { return Ok(None) };
+        let Some(mut r) = env.payload_reader(bytes, limits)? else {
+            return Ok(None);
+        };
         r.next_child()?;
         let mut fault = Fault::receiver("");
         while let Some(child) = r.next_child()? {
@@ -229,7 +241,9 @@ impl Fault {
                     while let Some(part) = r.next_child()? {
                         match part.local() {
                             "Value" => {
-                                if let Some(code) = FaultCode::from_local(read_qname(&mut r)?.local()) {
+                                if let Some(code) =
+                                    FaultCode::from_local(read_qname(&mut r)?.local())
+                                {
                                     fault.code = code;
                                 }
                             }
@@ -255,7 +269,8 @@ impl Fault {
                     let mut texts = String::new();
                     collect_text(&mut r, &mut texts)?;
                     if !texts.is_empty() {
-                        fault.detail = Some(FaultDetail::text("urn:osprey:fault", "text", texts.trim()));
+                        fault.detail =
+                            Some(FaultDetail::text("urn:osprey:fault", "text", texts.trim()));
                     }
                 }
                 _ => r.skip_element()?,
@@ -293,7 +308,11 @@ fn read_qname(r: &mut XmlReader<'_>) -> Result<QName, XmlError> {
         Some((_, uri)) => uri,
         None if prefix == "xml" => osprey_xml::XML_NS,
         None if prefix.is_empty() => "",
-        None => return Err(XmlError::UndeclaredPrefix { prefix: prefix.to_owned() }),
+        None => {
+            return Err(XmlError::UndeclaredPrefix {
+                prefix: prefix.to_owned(),
+            })
+        }
     };
     Ok(QName::new(ns.to_owned(), local.to_owned()))
 }
@@ -319,7 +338,9 @@ impl From<&DecodeError> for Fault {
     fn from(e: &DecodeError) -> Self {
         let (code, sub) = match e {
             DecodeError::VersionMismatch { .. } => (FaultCode::VersionMismatch, None),
-            DecodeError::Xml(XmlError::LimitExceeded { .. }) => (FaultCode::Sender, Some("LimitExceeded")),
+            DecodeError::Xml(XmlError::LimitExceeded { .. }) => {
+                (FaultCode::Sender, Some("LimitExceeded"))
+            }
             DecodeError::Xml(_) => (FaultCode::Sender, Some("MalformedMessage")),
             _ => (FaultCode::Sender, Some("InvalidEnvelope")),
         };

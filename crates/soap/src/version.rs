@@ -66,7 +66,9 @@ impl SoapVersion {
 pub fn action_parameter(content_type: &str) -> Option<&str> {
     content_type.split(';').skip(1).find_map(|p| {
         let (k, v) = p.split_once('=')?;
-        k.trim().eq_ignore_ascii_case("action").then(|| v.trim().trim_matches('"'))
+        k.trim()
+            .eq_ignore_ascii_case("action")
+            .then(|| v.trim().trim_matches('"'))
     })
 }
 
@@ -79,7 +81,10 @@ mod tests {
         let ct = r#"application/soap+xml; charset=utf-8; action="urn:wstest/echoVoid""#;
         assert_eq!(SoapVersion::from_content_type(ct), Some(SoapVersion::V12));
         assert_eq!(action_parameter(ct), Some("urn:wstest/echoVoid"));
-        assert_eq!(SoapVersion::from_content_type("text/xml"), Some(SoapVersion::V11));
+        assert_eq!(
+            SoapVersion::from_content_type("text/xml"),
+            Some(SoapVersion::V11)
+        );
         assert_eq!(SoapVersion::from_content_type("application/json"), None);
         assert_eq!(action_parameter("text/xml"), None);
     }

@@ -1,6 +1,8 @@
 //! Envelope decoding and fault encoding, against golden files in `tests/data`.
 
-use osprey_soap::{write_envelope, Body, DecodeError, Envelope, Fault, FaultCode, FaultDetail, SoapVersion};
+use osprey_soap::{
+    write_envelope, Body, DecodeError, Envelope, Fault, FaultCode, FaultDetail, SoapVersion,
+};
 use osprey_xml::{Limits, QName, XmlError, XmlWriter};
 
 const S11: &str = "http://schemas.xmlsoap.org/soap/envelope/";
@@ -16,7 +18,11 @@ fn check(name: &str, actual: &[u8]) {
         std::fs::write(&path, actual).unwrap();
     }
     let expected = std::fs::read(&path).unwrap_or_else(|_| panic!("missing golden file {path}"));
-    assert_eq!(String::from_utf8_lossy(actual), String::from_utf8_lossy(&expected), "golden file {name}");
+    assert_eq!(
+        String::from_utf8_lossy(actual),
+        String::from_utf8_lossy(&expected),
+        "golden file {name}"
+    );
 }
 
 fn fault_envelope(f: &Fault, v: SoapVersion) -> Vec<u8> {
@@ -42,17 +48,28 @@ fn soap11_envelope_with_headers() {
     assert_eq!(env.headers.len(), 2);
     assert!(env.headers[0].must_understand && env.headers[0].targets_us());
     assert!(!env.headers[1].targets_us());
-    assert_eq!(&msg[env.headers[0].span.clone()], r#"<a:One s:mustUnderstand="1">x</a:One>"#);
+    assert_eq!(
+        &msg[env.headers[0].span.clone()],
+        r#"<a:One s:mustUnderstand="1">x</a:One>"#
+    );
     let p = env.payload.as_ref().unwrap();
     assert!(p.name.is("urn:p", "op"));
-    assert_eq!(&msg[p.span.clone()], r#"<p:op xmlns:p="urn:p"><v>1</v></p:op>"#);
-    let mut r = env.header_reader(0, msg.as_bytes(), &Limits::default()).unwrap();
+    assert_eq!(
+        &msg[p.span.clone()],
+        r#"<p:op xmlns:p="urn:p"><v>1</v></p:op>"#
+    );
+    let mut r = env
+        .header_reader(0, msg.as_bytes(), &Limits::default())
+        .unwrap();
     assert!(r.next_child().unwrap().unwrap().is("urn:a", "One"));
 }
 
 #[test]
 fn soap12_envelope_is_recognised() {
-    let env = decode(r#"<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Body/></e:Envelope>"#).unwrap();
+    let env = decode(
+        r#"<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Body/></e:Envelope>"#,
+    )
+    .unwrap();
     assert_eq!((env.version, env.payload), (SoapVersion::V12, None));
 }
 
@@ -68,9 +85,18 @@ fn envelope_grammar_is_enforced() {
     let cases = [
         (r#"<x xmlns="urn:x"/>"#, "NotAnEnvelope"),
         (&*format!(r#"<s:Envelope xmlns:s="{S11}"/>"#), "MissingBody"),
-        (&*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body/><s:Header/></s:Envelope>"#), "Unexpected"),
-        (&*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/><b/></s:Body></s:Envelope>"#), "Unexpected"),
-        (&*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a>"#), "Xml"),
+        (
+            &*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body/><s:Header/></s:Envelope>"#),
+            "Unexpected",
+        ),
+        (
+            &*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/><b/></s:Body></s:Envelope>"#),
+            "Unexpected",
+        ),
+        (
+            &*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a>"#),
+            "Xml",
+        ),
     ];
     for (msg, want) in cases {
         let err = decode(msg).unwrap_err();
@@ -82,7 +108,10 @@ fn envelope_grammar_is_enforced() {
             other => panic!("{msg}: {other:?}"),
         };
         assert_eq!(got, want, "{msg}");
-        assert_eq!(Fault::from(&decode(msg).unwrap_err()).code, FaultCode::Sender);
+        assert_eq!(
+            Fault::from(&decode(msg).unwrap_err()).code,
+            FaultCode::Sender
+        );
     }
 }
 
@@ -90,13 +119,26 @@ fn envelope_grammar_is_enforced() {
 fn fault_shapes_match_golden_files() {
     let f = Fault::sender("invalid xsd:int value \"abc\" at /echoStruct/input/item/varInt")
         .with_subcode(QName::new_static("urn:osprey:fault", "InvalidValue"))
-        .with_detail(FaultDetail::text("urn:osprey:fault", "path", "echoStruct/input/item/varInt"));
+        .with_detail(FaultDetail::text(
+            "urn:osprey:fault",
+            "path",
+            "echoStruct/input/item/varInt",
+        ));
     check("fault-sender-11.xml", &fault_envelope(&f, SoapVersion::V11));
     check("fault-sender-12.xml", &fault_envelope(&f, SoapVersion::V12));
-    let mut mu = Fault::new(FaultCode::MustUnderstand, "header {urn:a}One was not understood");
+    let mut mu = Fault::new(
+        FaultCode::MustUnderstand,
+        "header {urn:a}One was not understood",
+    );
     mu.not_understood.push(QName::new_static("urn:a", "One"));
-    check("fault-mustunderstand-11.xml", &fault_envelope(&mu, SoapVersion::V11));
-    check("fault-mustunderstand-12.xml", &fault_envelope(&mu, SoapVersion::V12));
+    check(
+        "fault-mustunderstand-11.xml",
+        &fault_envelope(&mu, SoapVersion::V11),
+    );
+    check(
+        "fault-mustunderstand-12.xml",
+        &fault_envelope(&mu, SoapVersion::V12),
+    );
 }
 
 #[test]
@@ -105,8 +147,14 @@ fn faults_decode_back_in_both_versions() {
     for v in [SoapVersion::V11, SoapVersion::V12] {
         let bytes = fault_envelope(&f, v);
         let env = Envelope::decode(&bytes, &Limits::default()).unwrap();
-        let back = Fault::decode(&env, &bytes, &Limits::default()).unwrap().unwrap();
-        assert_eq!((back.reason.as_str(), back.subcode.as_ref()), ("database down", f.subcode.as_ref()), "{v:?}");
+        let back = Fault::decode(&env, &bytes, &Limits::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (back.reason.as_str(), back.subcode.as_ref()),
+            ("database down", f.subcode.as_ref()),
+            "{v:?}"
+        );
         if v == SoapVersion::V12 {
             assert_eq!(back.code, FaultCode::Receiver);
         }

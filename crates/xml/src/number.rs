@@ -51,7 +51,8 @@ fn parse_f64_like<T: std::ops::Neg<Output = T>>(
         "NaN" => Some(nan),
         // Only digits, sign, point and exponent reach Rust's parser.
         _ if !t.is_empty()
-            && t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) =>
+            && t.bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) =>
         {
             parse(t)
         }

@@ -14,12 +14,18 @@ pub struct QName {
 impl QName {
     /// A name from constants, usable in `const` and `static` items.
     pub const fn new_static(ns: &'static str, local: &'static str) -> Self {
-        QName { ns: Cow::Borrowed(ns), local: Cow::Borrowed(local) }
+        QName {
+            ns: Cow::Borrowed(ns),
+            local: Cow::Borrowed(local),
+        }
     }
 
     /// A name from owned or borrowed-static parts.
     pub fn new(ns: impl Into<Cow<'static, str>>, local: impl Into<Cow<'static, str>>) -> Self {
-        QName { ns: ns.into(), local: local.into() }
+        QName {
+            ns: ns.into(),
+            local: local.into(),
+        }
     }
 
     /// The namespace URI (`""` for none).

@@ -144,8 +144,9 @@ impl<'a> XmlReader<'a> {
                 max: limits.max_message_size,
             });
         }
-        let src = std::str::from_utf8(bytes)
-            .map_err(|e| XmlError::InvalidUtf8 { offset: e.valid_up_to() })?;
+        let src = std::str::from_utf8(bytes).map_err(|e| XmlError::InvalidUtf8 {
+            offset: e.valid_up_to(),
+        })?;
         let (src, base) = match src.strip_prefix('\u{feff}') {
             Some(rest) => (rest, 3),
             None => (src, 0),
@@ -210,7 +211,10 @@ impl<'a> XmlReader<'a> {
 
     /// The value of attribute `{ns}local` on the last start tag, if present.
     pub fn attribute(&self, ns: &str, local: &str) -> Option<&str> {
-        self.attrs.iter().find(|a| a.local == local && a.ns == ns).map(|a| &*a.value)
+        self.attrs
+            .iter()
+            .find(|a| a.local == local && a.ns == ns)
+            .map(|a| &*a.value)
     }
 
     /// The namespace bindings in scope now (innermost binding of each prefix).
@@ -349,7 +353,10 @@ impl<'a> XmlReader<'a> {
     }
 
     fn unexpected(&self, what: &'static str) -> XmlError {
-        XmlError::UnexpectedContent { offset: self.offset(), what }
+        XmlError::UnexpectedContent {
+            offset: self.offset(),
+            what,
+        }
     }
 
     /// Re-borrows `s`, a slice of the input, for the input's lifetime.
@@ -397,11 +404,18 @@ impl<'a> XmlReader<'a> {
                             match predefined(&name) {
                                 Some(c) => c,
                                 None => {
-                                    return Err(XmlError::UndeclaredEntity { name: name.into_owned() })
+                                    return Err(XmlError::UndeclaredEntity {
+                                        name: name.into_owned(),
+                                    })
                                 }
                             }
                         }
-                        Err(e) => return Err(XmlError::Malformed { offset: at, message: e.to_string() }),
+                        Err(e) => {
+                            return Err(XmlError::Malformed {
+                                offset: at,
+                                message: e.to_string(),
+                            })
+                        }
                     };
                     if self.depth == 0 {
                         return Err(self.unexpected("reference outside the root element"));
@@ -413,12 +427,16 @@ impl<'a> XmlReader<'a> {
                     if let Some(enc) = d.encoding() {
                         let enc = enc.map_err(|e| self.malformed(e.into()))?;
                         if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
-                            return Err(XmlError::UnsupportedEncoding { encoding: enc.into_owned() });
+                            return Err(XmlError::UnsupportedEncoding {
+                                encoding: enc.into_owned(),
+                            });
                         }
                     }
                     continue;
                 }
-                Event::Decl(_) | Event::PI(_) => return Err(XmlError::ProcessingInstructionForbidden),
+                Event::Decl(_) | Event::PI(_) => {
+                    return Err(XmlError::ProcessingInstructionForbidden)
+                }
                 Event::DocType(_) => return Err(XmlError::DoctypeForbidden),
                 Event::Eof => {
                     if self.depth > 0 || (!self.root_done && !self.fragment) {
@@ -467,24 +485,40 @@ impl<'a> XmlReader<'a> {
         let mut count = 0;
         let mut pending: Vec<(&'a str, Cow<'a, str>)> = Vec::new();
         for attr in start.attributes() {
-            let attr = attr.map_err(|e| XmlError::Malformed { offset: at, message: e.to_string() })?;
+            let attr = attr.map_err(|e| XmlError::Malformed {
+                offset: at,
+                message: e.to_string(),
+            })?;
             count += 1;
             if count > self.limits.max_attributes {
                 return Err(self.limit("attribute count", self.limits.max_attributes));
             }
             let key = self.name(attr.key)?;
-            let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| self.escape_error(e, at))?;
+            let value = attr
+                .normalized_value(XmlVersion::Implicit1_0)
+                .map_err(|e| self.escape_error(e, at))?;
             if value.len() > self.limits.max_text_len {
                 return Err(self.limit("text length", self.limits.max_text_len));
             }
             let value = self.rebase_cow(value);
             if key == "xmlns" {
-                self.ns.push(Binding { prefix: "", uri: value, depth: self.depth });
+                self.ns.push(Binding {
+                    prefix: "",
+                    uri: value,
+                    depth: self.depth,
+                });
             } else if let Some(prefix) = key.strip_prefix("xmlns:") {
                 if value.is_empty() || prefix == "xmlns" || (prefix == "xml") != (value == XML_NS) {
-                    return Err(XmlError::Malformed { offset: at, message: format!("illegal namespace declaration {key}") });
+                    return Err(XmlError::Malformed {
+                        offset: at,
+                        message: format!("illegal namespace declaration {key}"),
+                    });
                 }
-                self.ns.push(Binding { prefix, uri: value, depth: self.depth });
+                self.ns.push(Binding {
+                    prefix,
+                    uri: value,
+                    depth: self.depth,
+                });
             } else {
                 pending.push((key, value));
             }
@@ -495,7 +529,10 @@ impl<'a> XmlReader<'a> {
                 None => (Cow::Borrowed(""), key),
             };
             if self.attrs.iter().any(|a| a.local == local && a.ns == ns) {
-                return Err(XmlError::Malformed { offset: at, message: format!("duplicate attribute {key}") });
+                return Err(XmlError::Malformed {
+                    offset: at,
+                    message: format!("duplicate attribute {key}"),
+                });
             }
             self.attrs.push(Attribute { ns, local, value });
         }
@@ -503,15 +540,24 @@ impl<'a> XmlReader<'a> {
             Some(i) => (self.lookup(&raw[..i])?, i + 1),
             None => (self.lookup("")?, 0),
         };
-        Ok(StartElement { ns, raw, local_at, offset: at })
+        Ok(StartElement {
+            ns,
+            raw,
+            local_at,
+            offset: at,
+        })
     }
 
     fn escape_error(&self, e: quick_xml::Error, at: usize) -> XmlError {
         match e {
-            quick_xml::Error::Escape(quick_xml::escape::EscapeError::UnrecognizedEntity(_, name)) => {
-                XmlError::UndeclaredEntity { name }
-            }
-            e => XmlError::Malformed { offset: at, message: e.to_string() },
+            quick_xml::Error::Escape(quick_xml::escape::EscapeError::UnrecognizedEntity(
+                _,
+                name,
+            )) => XmlError::UndeclaredEntity { name },
+            e => XmlError::Malformed {
+                offset: at,
+                message: e.to_string(),
+            },
         }
     }
 
@@ -531,7 +577,9 @@ impl<'a> XmlReader<'a> {
         match self.ns.iter().rev().find(|b| b.prefix == prefix) {
             Some(b) => Ok(b.uri.clone()),
             None if prefix.is_empty() => Ok(Cow::Borrowed("")),
-            None => Err(XmlError::UndeclaredPrefix { prefix: prefix.to_owned() }),
+            None => Err(XmlError::UndeclaredPrefix {
+                prefix: prefix.to_owned(),
+            }),
         }
     }
 

@@ -73,7 +73,8 @@ impl XmlWriter {
 
     /// Writes `<?xml version="1.0" encoding="UTF-8"?>`.
     pub fn declaration(&mut self) {
-        self.buf.extend_from_slice(br#"<?xml version="1.0" encoding="UTF-8"?>"#);
+        self.buf
+            .extend_from_slice(br#"<?xml version="1.0" encoding="UTF-8"?>"#);
     }
 
     /// Opens element `{ns}local`, declaring `ns` as default namespace if it is not already.
@@ -91,7 +92,11 @@ impl XmlWriter {
             self.buf.push(b'"');
             self.intern(ns)
         };
-        self.stack.push(Frame { name_at, name_len: local.len(), default_ns });
+        self.stack.push(Frame {
+            name_at,
+            name_len: local.len(),
+            default_ns,
+        });
         self.open_tag = true;
     }
 
@@ -104,7 +109,11 @@ impl XmlWriter {
         self.buf.extend_from_slice(prefix.as_bytes());
         self.buf.push(b':');
         self.buf.extend_from_slice(local.as_bytes());
-        self.stack.push(Frame { name_at, name_len: prefix.len() + 1 + local.len(), default_ns });
+        self.stack.push(Frame {
+            name_at,
+            name_len: prefix.len() + 1 + local.len(),
+            default_ns,
+        });
         self.open_tag = true;
     }
 
@@ -140,7 +149,8 @@ impl XmlWriter {
             self.open_tag = false;
         } else {
             self.buf.extend_from_slice(b"</");
-            self.buf.extend_from_within(frame.name_at..frame.name_at + frame.name_len);
+            self.buf
+                .extend_from_within(frame.name_at..frame.name_at + frame.name_len);
             self.buf.push(b'>');
         }
     }
@@ -154,19 +164,22 @@ impl XmlWriter {
     /// Writes an integer as text.
     pub fn int(&mut self, v: impl itoa::Integer) {
         self.close_tag();
-        self.buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// Writes an `xsd:float` as text.
     pub fn float(&mut self, v: f32) {
         self.close_tag();
-        self.buf.extend_from_slice(format_f32(v, &mut ryu::Buffer::new()).as_bytes());
+        self.buf
+            .extend_from_slice(format_f32(v, &mut ryu::Buffer::new()).as_bytes());
     }
 
     /// Writes an `xsd:double` as text.
     pub fn double(&mut self, v: f64) {
         self.close_tag();
-        self.buf.extend_from_slice(format_f64(v, &mut ryu::Buffer::new()).as_bytes());
+        self.buf
+            .extend_from_slice(format_f64(v, &mut ryu::Buffer::new()).as_bytes());
     }
 
     /// Appends markup verbatim. The caller guarantees it is a well-formed fragment whose

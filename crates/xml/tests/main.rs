@@ -25,8 +25,18 @@ fn prefixes_and_default_namespaces_resolve() {
     let e = r.next_child().unwrap().unwrap();
     assert!(e.is("urn:s", "E"));
     let _a = r.next_child().unwrap().unwrap();
-    let attrs: Vec<_> = r.attributes().iter().map(|a| (a.ns.to_string(), a.local, a.value.to_string())).collect();
-    assert_eq!(attrs, vec![("".into(), "x", "1".into()), ("urn:s".into(), "y", "2".into())]);
+    let attrs: Vec<_> = r
+        .attributes()
+        .iter()
+        .map(|a| (a.ns.to_string(), a.local, a.value.to_string()))
+        .collect();
+    assert_eq!(
+        attrs,
+        vec![
+            ("".into(), "x", "1".into()),
+            ("urn:s".into(), "y", "2".into())
+        ]
+    );
     let b = r.next_child().unwrap().unwrap();
     assert!(b.is("", "b"));
     assert_eq!(r.read_text().unwrap(), "t");
@@ -34,22 +44,35 @@ fn prefixes_and_default_namespaces_resolve() {
 
 #[test]
 fn entities_and_cdata_merge_into_one_text() {
-    let got = read_all(b"<a>x &lt; y &amp;&#65;&#x42;<![CDATA[<z>]]></a>", &Limits::default()).unwrap();
+    let got = read_all(
+        b"<a>x &lt; y &amp;&#65;&#x42;<![CDATA[<z>]]></a>",
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(got, vec!["<{}a", "'x < y &AB<z>'", ">"]);
 }
 
 #[test]
 fn doctype_is_refused_so_billion_laughs_cannot_expand() {
     let doc = br#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><a>&lol2;</a>"#;
-    assert_eq!(read_all(doc, &Limits::default()), Err(XmlError::DoctypeForbidden));
+    assert_eq!(
+        read_all(doc, &Limits::default()),
+        Err(XmlError::DoctypeForbidden)
+    );
 }
 
 #[test]
 fn external_entity_is_refused() {
     let doc = br#"<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>"#;
-    assert_eq!(read_all(doc, &Limits::default()), Err(XmlError::DoctypeForbidden));
+    assert_eq!(
+        read_all(doc, &Limits::default()),
+        Err(XmlError::DoctypeForbidden)
+    );
     let undeclared = read_all(b"<a>&x;</a>", &Limits::default());
-    assert_eq!(undeclared, Err(XmlError::UndeclaredEntity { name: "x".into() }));
+    assert_eq!(
+        undeclared,
+        Err(XmlError::UndeclaredEntity { name: "x".into() })
+    );
 }
 
 #[test]
@@ -60,16 +83,28 @@ fn processing_instructions_are_refused() {
 
 #[test]
 fn non_utf8_encodings_are_refused() {
-    assert!(matches!(read_all(b"<a>\xff</a>", &Limits::default()), Err(XmlError::InvalidUtf8 { offset: 3 })));
+    assert!(matches!(
+        read_all(b"<a>\xff</a>", &Limits::default()),
+        Err(XmlError::InvalidUtf8 { offset: 3 })
+    ));
     let latin = br#"<?xml version="1.0" encoding="ISO-8859-1"?><a/>"#;
-    assert!(matches!(read_all(latin, &Limits::default()), Err(XmlError::UnsupportedEncoding { .. })));
+    assert!(matches!(
+        read_all(latin, &Limits::default()),
+        Err(XmlError::UnsupportedEncoding { .. })
+    ));
 }
 
 #[test]
 fn deep_nesting_stops_at_the_depth_limit() {
     let doc = format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000));
     let err = read_all(doc.as_bytes(), &Limits::default()).unwrap_err();
-    assert_eq!(err, XmlError::LimitExceeded { limit: "nesting depth", max: 64 });
+    assert_eq!(
+        err,
+        XmlError::LimitExceeded {
+            limit: "nesting depth",
+            max: 64
+        }
+    );
 }
 
 #[test]
@@ -99,11 +134,20 @@ fn every_limit_is_enforced() {
 
 #[test]
 fn truncated_and_malformed_documents_fail() {
-    assert_eq!(read_all(b"<a><b>", &Limits::default()), Err(XmlError::UnexpectedEof));
-    assert!(matches!(read_all(b"<a></b>", &Limits::default()), Err(XmlError::Malformed { .. })));
+    assert_eq!(
+        read_all(b"<a><b>", &Limits::default()),
+        Err(XmlError::UnexpectedEof)
+    );
+    assert!(matches!(
+        read_all(b"<a></b>", &Limits::default()),
+        Err(XmlError::Malformed { .. })
+    ));
     assert!(read_all(b"<a/><b/>", &Limits::default()).is_err());
     assert!(read_all(b"", &Limits::default()).is_err());
-    assert!(matches!(read_all(b"<p:a/>", &Limits::default()), Err(XmlError::UndeclaredPrefix { .. })));
+    assert!(matches!(
+        read_all(b"<p:a/>", &Limits::default()),
+        Err(XmlError::UndeclaredPrefix { .. })
+    ));
     assert!(read_all(br#"<a x="1" x="2"/>"#, &Limits::default()).is_err());
 }
 
@@ -115,7 +159,9 @@ fn fragment_reader_sees_outer_bindings() {
     let mut scope = Scope::default();
     scope.bind("s", "urn:s");
     let mut r = XmlReader::fragment(&doc[start..end], start, &scope, &Limits::default());
-    let XmlEvent::Start(p) = r.next().unwrap() else { panic!() };
+    let XmlEvent::Start(p) = r.next().unwrap() else {
+        panic!()
+    };
     assert!(p.is("urn:s", "P"));
     assert_eq!(p.offset(), start);
     assert_eq!(r.read_text().unwrap(), "1");

@@ -1,0 +1,332 @@
+//! The TOML configuration: listeners, limits, services and their handler chains.
+//!
+//! ```toml
+//! [server]
+//! listen = ["127.0.0.1:8080"]
+//! read_timeout = "10s"
+//!
+//! [limits]
+//! max_message_size = 16777216
+//! max_depth = 64
+//!
+//! [[service]]
+//! name = "echo"            # which built-in service
+//! path = "/wstest"
+//! handlers = ["access-log"]
+//! ```
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use osprey_xml::Limits;
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Listener settings.
+    #[serde(default)]
+    pub server: ServerConfig,
+    /// Message limits.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// Hosted services.
+    #[serde(default = "default_services", rename = "service")]
+    pub services: Vec<ServiceConfig>,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Addresses to listen on.
+    pub listen: Vec<SocketAddr>,
+    /// Time allowed for a request head, or each chunk of a body (`"10s"`, `"500ms"`).
+    pub read_timeout: String,
+    /// Time allowed for in-flight exchanges at shutdown.
+    pub shutdown_grace: String,
+    /// Worker threads (0: one per core).
+    pub workers: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], 8080))],
+            read_timeout: "10s".into(),
+            shutdown_grace: "30s".into(),
+            workers: 0,
+        }
+    }
+}
+
+/// `[limits]`: see [`osprey_xml::Limits`] for each field's meaning.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+#[allow(missing_docs)]
+pub struct LimitsConfig {
+    pub max_message_size: usize,
+    pub max_depth: usize,
+    pub max_elements: usize,
+    pub max_attributes: usize,
+    pub max_name_len: usize,
+    pub max_text_len: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        let l = Limits::default();
+        LimitsConfig {
+            max_message_size: l.max_message_size,
+            max_depth: l.max_depth,
+            max_elements: l.max_elements,
+            max_attributes: l.max_attributes,
+            max_name_len: l.max_name_len,
+            max_text_len: l.max_text_len,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// As parser limits.
+    pub fn to_limits(&self) -> Limits {
+        Limits {
+            max_message_size: self.max_message_size,
+            max_depth: self.max_depth,
+            max_elements: self.max_elements,
+            max_attributes: self.max_attributes,
+            max_name_len: self.max_name_len,
+            max_text_len: self.max_text_len,
+        }
+    }
+}
+
+/// One `[[service]]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceConfig {
+    /// The built-in service to host (`"echo"`).
+    pub name: String,
+    /// Path it is served at (`"/wstest"`).
+    pub path: String,
+    /// Handlers of its chain, by name; each runs in the phase its type belongs to.
+    #[serde(default)]
+    pub handlers: Vec<HandlerConfig>,
+}
+
+/// A handler in a chain: a name, or a table with options.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum HandlerConfig {
+    /// Just the handler's name.
+    Name(String),
+}
+
+impl HandlerConfig {
+    /// The handler's name.
+    pub fn name(&self) -> &str {
+        match self {
+            HandlerConfig::Name(n) => n,
+        }
+    }
+}
+
+fn default_services() -> Vec<ServiceConfig> {
+    vec![ServiceConfig {
+        name: "echo".into(),
+        path: "/wstest".into(),
+        handlers: Vec::new(),
+    }]
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            server: ServerConfig::default(),
+            limits: LimitsConfig::default(),
+            services: default_services(),
+        }
+    }
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TOML is invalid or has unknown keys.
+    #[error("invalid configuration: {0}")]
+    Toml(#[from] toml::de::Error),
+    /// A value is out of range or unknown.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Parses and validates a configuration.
+    ///
+    /// # Errors
+    /// [`ConfigError`] for invalid TOML, unknown keys, or invalid values.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let config: Config = toml::from_str(text)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and validates a configuration file.
+    ///
+    /// # Errors
+    /// As [`Config::parse`], and when the file cannot be read.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text)
+    }
+
+    /// Checks values a parse cannot.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the offending value.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.read_timeout()?;
+        self.shutdown_grace()?;
+        if self.server.listen.is_empty() {
+            return Err(ConfigError::Invalid("server.listen is empty".into()));
+        }
+        let l = &self.limits;
+        for (name, v) in [
+            ("max_message_size", l.max_message_size),
+            ("max_depth", l.max_depth),
+            ("max_elements", l.max_elements),
+            ("max_name_len", l.max_name_len),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::Invalid(format!(
+                    "limits.{name} must be positive"
+                )));
+            }
+        }
+        let mut paths: Vec<&str> = Vec::new();
+        for s in &self.services {
+            if !s.path.starts_with('/') {
+                return Err(ConfigError::Invalid(format!(
+                    "service path {:?} must start with '/'",
+                    s.path
+                )));
+            }
+            if paths.contains(&s.path.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "two services at path {:?}",
+                    s.path
+                )));
+            }
+            paths.push(&s.path);
+        }
+        Ok(())
+    }
+
+    /// `server.read_timeout` as a duration.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] when it is not a duration.
+    pub fn read_timeout(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.server.read_timeout).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "server.read_timeout {:?} is not a duration like \"10s\"",
+                self.server.read_timeout
+            ))
+        })
+    }
+
+    /// `server.shutdown_grace` as a duration.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] when it is not a duration.
+    pub fn shutdown_grace(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.server.shutdown_grace).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "server.shutdown_grace {:?} is not a duration like \"30s\"",
+                self.server.shutdown_grace
+            ))
+        })
+    }
+}
+
+/// Parses `"250ms"`, `"10s"`, `"2m"` (a positive number and a unit).
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.')?;
+    let (n, unit) = s.split_at(split);
+    let n: f64 = n.parse().ok()?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return None,
+    };
+    (secs.is_finite() && secs > 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_serve_echo_on_8080() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.services[0].path, "/wstest");
+        assert_eq!(c.limits.to_limits(), Limits::default());
+    }
+
+    #[test]
+    fn full_config_parses() {
+        let c = Config::parse(
+            r#"
+            [server]
+            listen = ["127.0.0.1:0", "[::1]:0"]
+            read_timeout = "500ms"
+            [limits]
+            max_depth = 10
+            [[service]]
+            name = "echo"
+            path = "/a"
+            handlers = ["access-log"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.read_timeout().unwrap(), Duration::from_millis(500));
+        assert_eq!(c.limits.max_depth, 10);
+        assert_eq!(c.services[0].handlers[0].name(), "access-log");
+    }
+
+    #[test]
+    fn bad_configs_are_refused_with_reasons() {
+        assert!(matches!(
+            Config::parse("[server]\nbogus = 1"),
+            Err(ConfigError::Toml(_))
+        ));
+        assert!(matches!(
+            Config::parse("[server]\nread_timeout = \"soon\""),
+            Err(ConfigError::Invalid(_))
+        ));
+        assert!(matches!(
+            Config::parse("[limits]\nmax_depth = 0"),
+            Err(ConfigError::Invalid(_))
+        ));
+        let twice = "[[service]]\nname='echo'\npath='/a'\n[[service]]\nname='echo'\npath='/a'";
+        assert!(matches!(Config::parse(twice), Err(ConfigError::Invalid(_))));
+    }
+}

@@ -1,0 +1,59 @@
+//! The message context: everything known about one exchange, as typed fields.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use osprey_addressing::MessageHeaders;
+use osprey_binding::{decode_element_from, XmlElement};
+use osprey_soap::{Envelope, SoapVersion};
+use osprey_xml::Limits;
+
+use crate::ContainerError;
+
+/// One inbound message and what the container learned about it.
+#[derive(Debug)]
+pub struct MessageContext {
+    /// The message bytes, as received.
+    pub bytes: Bytes,
+    /// The decoded envelope (spans into `bytes`).
+    pub envelope: Envelope,
+    /// The request path.
+    pub path: String,
+    /// HTTP `SOAPAction` (1.1) or the `action` media-type parameter (1.2).
+    pub soap_action: Option<String>,
+    /// WS-Addressing headers, once the addressing handler has read them.
+    pub addressing: Option<MessageHeaders>,
+    /// Per header block: whether a handler has processed it.
+    pub understood: Vec<bool>,
+    /// Header blocks to add to the response (self-contained fragments).
+    pub response_headers: Vec<Vec<u8>>,
+    /// The action of the operation being invoked, once routed.
+    pub action: String,
+    /// The response action of the operation, once routed.
+    pub output_action: String,
+    /// The peer, if the transport knows it.
+    pub remote: Option<SocketAddr>,
+    /// Parse limits in force.
+    pub limits: Arc<Limits>,
+}
+
+impl MessageContext {
+    /// The SOAP version of the message.
+    pub fn version(&self) -> SoapVersion {
+        self.envelope.version
+    }
+
+    /// Decodes the payload as `T`.
+    ///
+    /// # Errors
+    /// [`ContainerError::Binding`] naming the element and path that did not match.
+    pub fn decode_payload<T: XmlElement>(&self) -> Result<T, ContainerError> {
+        let mut r = match self.envelope.payload_reader(&self.bytes, &self.limits) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(ContainerError::EmptyBody),
+            Err(e) => return Err(ContainerError::Binding(e.into())),
+        };
+        decode_element_from::<T>(&mut r).map_err(ContainerError::Binding)
+    }
+}

@@ -1,0 +1,96 @@
+//! Starting the container: listeners for each configured address, and shutdown.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use osprey_transport::http::{HttpConfig, HttpServer};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::{Config, Dispatcher};
+
+/// A started container.
+pub struct Running {
+    /// The addresses actually bound (port 0 resolved).
+    pub addrs: Vec<SocketAddr>,
+    tasks: Vec<JoinHandle<io::Result<()>>>,
+}
+
+impl Running {
+    /// Waits until every listener has shut down and in-flight exchanges finished.
+    ///
+    /// # Errors
+    /// When a listener task failed.
+    pub async fn wait(self) -> io::Result<()> {
+        for t in self.tasks {
+            t.await.map_err(io::Error::other)??;
+        }
+        Ok(())
+    }
+}
+
+/// Binds every listen address of `config` and serves `dispatcher` until `shutdown`
+/// completes. Returns once all listeners are bound, so the container is warm.
+///
+/// # Errors
+/// When an address cannot be bound or the configuration's durations are invalid.
+pub async fn run(
+    config: &Config,
+    dispatcher: Dispatcher,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<Running> {
+    let http = HttpConfig {
+        max_body: config.limits.max_message_size,
+        read_timeout: config.read_timeout().map_err(io::Error::other)?,
+        shutdown_grace: config.shutdown_grace().map_err(io::Error::other)?,
+    };
+    let dispatcher = Arc::new(dispatcher);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    let mut addrs = Vec::new();
+    let mut tasks = Vec::new();
+    for addr in &config.server.listen {
+        let server = HttpServer::bind(*addr, http.clone())
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        addrs.push(server.local_addr()?);
+        let mut stop = stop_rx.clone();
+        let d = dispatcher.clone();
+        tasks.push(tokio::spawn(async move {
+            server
+                .serve(d, async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+        }));
+    }
+    Ok(Running { addrs, tasks })
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

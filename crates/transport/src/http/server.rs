@@ -1,0 +1,175 @@
+//! The HTTP listener: HTTP/1.1 keep-alive and h2c on one socket, read timeouts, and a
+//! graceful shutdown that lets in-flight exchanges finish.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+
+use super::body::{InboundBody, ResponseBody};
+use crate::{InboundMessage, MessageService, Method, OutboundBody};
+
+/// Listener settings.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Largest request body read, in bytes; larger ones get 413 unread.
+    pub max_body: usize,
+    /// How long a request head, or each chunk of a body, may take to arrive.
+    pub read_timeout: Duration,
+    /// How long shutdown waits for in-flight exchanges.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            max_body: 16 * 1024 * 1024,
+            read_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A bound HTTP listener.
+pub struct HttpServer {
+    listener: TcpListener,
+    config: HttpConfig,
+}
+
+impl HttpServer {
+    /// Binds `addr` (port 0 picks a free port).
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn bind(addr: SocketAddr, config: HttpConfig) -> io::Result<Self> {
+        Ok(HttpServer {
+            listener: TcpListener::bind(addr).await?,
+            config,
+        })
+    }
+
+    /// The bound address.
+    ///
+    /// # Errors
+    /// When the socket cannot report it.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves `service` until `shutdown` completes, then stops accepting and waits up to
+    /// the grace period for open exchanges to finish.
+    ///
+    /// # Errors
+    /// Never in practice: accept errors (such as running out of file descriptors) are
+    /// logged and retried.
+    pub async fn serve<S: MessageService>(
+        self,
+        service: Arc<S>,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.config.read_timeout)
+            .keep_alive(true);
+        builder.http2().timer(TokioTimer::new());
+        let builder = Arc::new(builder);
+        let graceful = GracefulShutdown::new();
+        let config = Arc::new(self.config);
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, remote) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let service = service.clone();
+            let config = config.clone();
+            let svc = service_fn(move |req: Request<Incoming>| {
+                let service = service.clone();
+                let config = config.clone();
+                async move { Ok::<_, Infallible>(exchange(&*service, req, remote, &config).await) }
+            });
+            let conn = builder
+                .serve_connection(TokioIo::new(stream), svc)
+                .into_owned();
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(error = %e, %remote, "connection ended with an error");
+                }
+            });
+        }
+        drop(self.listener);
+        if tokio::time::timeout(config.shutdown_grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("shutdown grace period over; closing remaining connections");
+        }
+        Ok(())
+    }
+}
+
+async fn exchange<S: MessageService>(
+    service: &S,
+    req: Request<Incoming>,
+    remote: SocketAddr,
+    config: &HttpConfig,
+) -> Response<ResponseBody> {
+    let (parts, body) = req.into_parts();
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let method = match parts.method {
+        hyper::Method::GET => Method::Get,
+        hyper::Method::POST => Method::Post,
+        ref m => Method::Other(m.to_string()),
+    };
+    let declared = header(CONTENT_LENGTH.as_str()).and_then(|v| v.trim().parse().ok());
+    let msg = InboundMessage {
+        method,
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+        content_type: header(CONTENT_TYPE.as_str()).map(str::to_owned),
+        soap_action: header("soapaction").map(|v| v.trim().trim_matches('"').to_owned()),
+        host: header(HOST.as_str())
+            .map(str::to_owned)
+            .or_else(|| parts.uri.authority().map(|a| a.to_string())),
+        remote: Some(remote),
+        body: InboundBody::new(body, declared, config.max_body, config.read_timeout),
+    };
+    let out = service.handle(msg).await;
+    let body = match out.body {
+        OutboundBody::Full(b) => ResponseBody::Full(Some(b)),
+        OutboundBody::Stream(rx) => ResponseBody::Stream(rx),
+    };
+    let mut resp = Response::new(body);
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(out.status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(out.content_type));
+    resp
+}
