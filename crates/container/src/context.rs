@@ -52,8 +52,8 @@ impl MessageContext {
         let mut r = match self.envelope.payload_reader(&self.bytes, &self.limits) {
             Ok(Some(r)) => r,
             Ok(None) => return Err(ContainerError::EmptyBody),
-            Err(e) => return Err(ContainerError::Binding(e.into())),
+            Err(e) => return Err(ContainerError::from(osprey_binding::DecodeError::from(e))),
         };
-        decode_element_from::<T>(&mut r).map_err(ContainerError::Binding)
+        decode_element_from::<T>(&mut r).map_err(ContainerError::from)
     }
 }

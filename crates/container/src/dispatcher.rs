@@ -55,7 +55,7 @@ impl Dispatcher {
         };
         let envelope = match Envelope::decode(&bytes, &self.limits) {
             Ok(env) => env,
-            Err(e) => return fault_response(hint, None, &[], &ContainerError::Envelope(e)),
+            Err(e) => return fault_response(hint, None, &[], &ContainerError::from(e)),
         };
         let version = envelope.version;
         let soap_action = match version {
@@ -243,7 +243,7 @@ impl Future for Guarded {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
-            Ok(Poll::Ready(r)) => Poll::Ready(r.map_err(ContainerError::Fault)),
+            Ok(Poll::Ready(r)) => Poll::Ready(r.map_err(ContainerError::from)),
             Ok(Poll::Pending) => Poll::Pending,
             Err(_) => Poll::Ready(Err(ContainerError::Panicked("an operation".into()))),
         }

@@ -17,13 +17,13 @@ pub enum ContainerError {
     Body(#[from] BodyError),
     /// The body is not an acceptable envelope.
     #[error(transparent)]
-    Envelope(#[from] EnvelopeError),
+    Envelope(Box<EnvelopeError>),
     /// WS-Addressing headers are wrong, or no operation has the action.
     #[error(transparent)]
-    Addressing(#[from] AddressingError),
+    Addressing(Box<AddressingError>),
     /// The payload does not match the operation's schema.
     #[error("the request does not match the schema: {0}")]
-    Binding(BindingError),
+    Binding(Box<BindingError>),
     /// No service at this path (and no WS-Addressing action to route by).
     #[error("no service at path {path:?}")]
     UnknownService {
@@ -49,7 +49,7 @@ pub enum ContainerError {
     Panicked(String),
     /// A handler or service returned a fault of its own.
     #[error("{0}")]
-    Fault(Fault),
+    Fault(Box<Fault>),
 }
 
 impl From<&ContainerError> for Fault {
@@ -62,10 +62,10 @@ impl From<&ContainerError> for Fault {
                 osprey(FaultCode::Sender, "LimitExceeded")
             }
             ContainerError::Body(_) => osprey(FaultCode::Sender, "IncompleteMessage"),
-            ContainerError::Envelope(e) => Fault::from(e),
-            ContainerError::Addressing(e) => Fault::from(e),
+            ContainerError::Envelope(e) => Fault::from(&**e),
+            ContainerError::Addressing(e) => Fault::from(&**e),
             ContainerError::Binding(b) => {
-                let (sub, path) = match b {
+                let (sub, path) = match &**b {
                     BindingError::Xml(_) => ("MalformedMessage", None),
                     BindingError::UnexpectedElement { path, .. } => {
                         ("UnexpectedElement", Some(path))
@@ -93,13 +93,31 @@ impl From<&ContainerError> for Fault {
                 f
             }
             ContainerError::Panicked(_) => osprey(FaultCode::Receiver, "InternalError"),
-            ContainerError::Fault(f) => f.clone(),
+            ContainerError::Fault(f) => (**f).clone(),
         }
     }
 }
 
 impl From<Fault> for ContainerError {
     fn from(f: Fault) -> Self {
-        ContainerError::Fault(f)
+        ContainerError::Fault(Box::new(f))
+    }
+}
+
+impl From<EnvelopeError> for ContainerError {
+    fn from(e: EnvelopeError) -> Self {
+        ContainerError::Envelope(Box::new(e))
+    }
+}
+
+impl From<AddressingError> for ContainerError {
+    fn from(e: AddressingError) -> Self {
+        ContainerError::Addressing(Box::new(e))
+    }
+}
+
+impl From<BindingError> for ContainerError {
+    fn from(e: BindingError) -> Self {
+        ContainerError::Binding(Box::new(e))
     }
 }

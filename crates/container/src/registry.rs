@@ -123,7 +123,7 @@ impl ServiceRegistry {
         if let Some(a) = wsa_action {
             return match e.by_action.get(a) {
                 Some(&operation) => Ok(Route { service, operation }),
-                None => Err(ContainerError::Addressing(
+                None => Err(ContainerError::from(
                     osprey_addressing::AddressingError::ActionNotSupported {
                         action: a.to_owned(),
                     },

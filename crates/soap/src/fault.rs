@@ -86,8 +86,10 @@ impl FaultDetail {
 pub struct Fault {
     /// The top-level code.
     pub code: FaultCode,
-    /// A more precise, application or spec defined code (SOAP 1.2 `Subcode`; in SOAP 1.1
-    /// it is written as the `faultcode`, as the WS-Addressing SOAP 1.1 binding does).
+    /// A more precise, application or spec defined code. SOAP 1.2 writes it as `Subcode`;
+    /// SOAP 1.1 writes Osprey's own subcodes in the dotted form (`Client.InvalidValue`)
+    /// and spec-defined ones (WS-Addressing, WSRF) as the `faultcode` itself, as those
+    /// specs' SOAP 1.1 bindings do.
     pub subcode: Option<QName>,
     /// Human-readable explanation.
     pub reason: String,
@@ -151,6 +153,14 @@ impl Fault {
             SoapVersion::V11 => {
                 w.start("", "faultcode");
                 match &self.subcode {
+                    // SOAP 1.1 §4.4.1: a more specific code extends the base one with a dot.
+                    Some(q) if q.ns() == OSPREY_FAULT_NS => {
+                        w.text(p);
+                        w.text(":");
+                        w.text(self.code.local(version));
+                        w.text(".");
+                        w.text(q.local());
+                    }
                     Some(q) => {
                         w.declare("fc", q.ns());
                         w.text("fc:");
@@ -229,8 +239,15 @@ impl Fault {
             match (env.version, child.local()) {
                 (SoapVersion::V11, "faultcode") => {
                     let q = read_qname(&mut r)?;
-                    match FaultCode::from_local(q.local()).filter(|_| q.ns() == ns) {
-                        Some(code) => fault.code = code,
+                    let (base, specific) = q.local().split_once('.').unwrap_or((q.local(), ""));
+                    match FaultCode::from_local(base).filter(|_| q.ns() == ns) {
+                        Some(code) => {
+                            fault.code = code;
+                            if !specific.is_empty() {
+                                fault.subcode =
+                                    Some(QName::new(OSPREY_FAULT_NS, specific.to_owned()));
+                            }
+                        }
                         None => fault.subcode = Some(q),
                     }
                 }
@@ -284,7 +301,7 @@ impl Fault {
 fn collect_text(r: &mut XmlReader<'_>, out: &mut String) -> Result<(), XmlError> {
     let target = r.depth() - 1;
     while r.depth() > target {
-        if let osprey_xml::XmlEvent::Text(t) = r.next()? {
+        if let osprey_xml::XmlEvent::Text(t) = r.next_event()? {
             let t = t.trim();
             if !t.is_empty() {
                 if !out.is_empty() {

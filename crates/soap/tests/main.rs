@@ -1,5 +1,7 @@
 //! Envelope decoding and fault encoding, against golden files in `tests/data`.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use osprey_soap::{
     write_envelope, Body, DecodeError, Envelope, Fault, FaultCode, FaultDetail, SoapVersion,
 };

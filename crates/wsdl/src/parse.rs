@@ -81,13 +81,17 @@ pub struct SchemaParticle {
     pub repeated: bool,
 }
 
+/// A port type's operations: name, input message, output message.
+type PortTypeOperations = Vec<(String, Option<QName>, Option<QName>)>;
+
+/// What the document says, before references are resolved.
 #[derive(Default)]
 struct Raw {
     tns: String,
     elements: HashMap<QName, (Vec<SchemaParticle>, Option<QName>)>,
     complex_types: HashMap<QName, Vec<SchemaParticle>>,
     messages: HashMap<QName, QName>,
-    port_types: Vec<(QName, Vec<(String, Option<QName>, Option<QName>)>)>,
+    port_types: Vec<(QName, PortTypeOperations)>,
     bindings: Vec<(QName, QName, bool, HashMap<String, String>)>,
     ports: Vec<(QName, String)>,
 }

@@ -11,7 +11,7 @@
 //! use osprey_xml::{Limits, XmlReader, XmlEvent};
 //! let limits = Limits::default();
 //! let mut r = XmlReader::new(br#"<a xmlns="urn:x"><b>1</b></a>"#, &limits).unwrap();
-//! let XmlEvent::Start(a) = r.next().unwrap() else { panic!() };
+//! let XmlEvent::Start(a) = r.next_event().unwrap() else { panic!() };
 //! assert_eq!((a.ns(), a.local()), ("urn:x", "a"));
 //! ```
 

@@ -13,7 +13,7 @@ use quick_xml::XmlVersion;
 
 use crate::{Limits, XmlError, XML_NS};
 
-/// One step of a document, as [`XmlReader::next`] returns it.
+/// One step of a document, as [`XmlReader::next_event`] returns it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum XmlEvent<'a> {
     /// An element starts; its attributes are in [`XmlReader::attributes`] until the next
@@ -111,7 +111,7 @@ struct Binding<'a> {
 /// let limits = Limits { max_depth: 2, ..Limits::default() };
 /// let mut r = XmlReader::new(b"<a><b><c/></b></a>", &limits).unwrap();
 /// let err = loop {
-///     if let Err(e) = r.next() { break e; }
+///     if let Err(e) = r.next_event() { break e; }
 /// };
 /// assert!(matches!(err, XmlError::LimitExceeded { limit: "nesting depth", .. }));
 /// ```
@@ -246,7 +246,7 @@ impl<'a> XmlReader<'a> {
     /// # Errors
     /// Any [`XmlError`]: the document is malformed, forbidden or over a limit. After an
     /// error the reader must not be used again.
-    pub fn next(&mut self) -> Result<XmlEvent<'a>, XmlError> {
+    pub fn next_event(&mut self) -> Result<XmlEvent<'a>, XmlError> {
         if let Some(e) = self.peeked.take() {
             return self.deliver(e);
         }
@@ -277,7 +277,7 @@ impl<'a> XmlReader<'a> {
     /// [`XmlError::UnexpectedContent`] for non-whitespace text, or any reading error.
     pub fn next_child(&mut self) -> Result<Option<StartElement<'a>>, XmlError> {
         loop {
-            match self.next()? {
+            match self.next_event()? {
                 XmlEvent::Start(s) => return Ok(Some(s)),
                 XmlEvent::End => return Ok(None),
                 XmlEvent::Text(t) if is_whitespace(&t) => continue,
@@ -294,9 +294,9 @@ impl<'a> XmlReader<'a> {
     /// # Errors
     /// [`XmlError::UnexpectedContent`] when the element has child elements.
     pub fn read_text(&mut self) -> Result<Cow<'a, str>, XmlError> {
-        match self.next()? {
+        match self.next_event()? {
             XmlEvent::End => Ok(Cow::Borrowed("")),
-            XmlEvent::Text(t) => match self.next()? {
+            XmlEvent::Text(t) => match self.next_event()? {
                 XmlEvent::End => Ok(t),
                 _ => Err(self.unexpected("element where only text is allowed")),
             },
@@ -312,7 +312,7 @@ impl<'a> XmlReader<'a> {
     pub fn skip_element(&mut self) -> Result<(), XmlError> {
         let target = self.depth.saturating_sub(1);
         while self.depth > target {
-            if self.next()? == XmlEvent::Eof {
+            if self.next_event()? == XmlEvent::Eof {
                 return Err(XmlError::UnexpectedEof);
             }
         }
@@ -326,7 +326,7 @@ impl<'a> XmlReader<'a> {
     /// Any reading error, or content after the root element.
     pub fn finish(&mut self) -> Result<(), XmlError> {
         loop {
-            match self.next()? {
+            match self.next_event()? {
                 XmlEvent::Eof => return Ok(()),
                 XmlEvent::End => continue,
                 XmlEvent::Text(t) if is_whitespace(&t) => continue,

@@ -252,7 +252,7 @@ pub fn copy_element(
     }
     let target = r.depth() - 1;
     while r.depth() > target {
-        match r.next()? {
+        match r.next_event()? {
             crate::XmlEvent::Start(s) => copy_start(r, &s, w),
             crate::XmlEvent::End => w.end(),
             crate::XmlEvent::Text(t) => w.text(&t),

@@ -8,7 +8,7 @@ fn read_all(doc: &[u8], limits: &Limits) -> Result<Vec<String>, XmlError> {
     let mut r = XmlReader::new(doc, limits)?;
     let mut out = Vec::new();
     loop {
-        match r.next()? {
+        match r.next_event()? {
             XmlEvent::Start(s) => out.push(format!("<{{{}}}{}", s.ns(), s.local())),
             XmlEvent::End => out.push(">".into()),
             XmlEvent::Text(t) => out.push(format!("'{t}'")),
@@ -159,13 +159,13 @@ fn fragment_reader_sees_outer_bindings() {
     let mut scope = Scope::default();
     scope.bind("s", "urn:s");
     let mut r = XmlReader::fragment(&doc[start..end], start, &scope, &Limits::default());
-    let XmlEvent::Start(p) = r.next().unwrap() else {
+    let XmlEvent::Start(p) = r.next_event().unwrap() else {
         panic!()
     };
     assert!(p.is("urn:s", "P"));
     assert_eq!(p.offset(), start);
     assert_eq!(r.read_text().unwrap(), "1");
-    assert_eq!(r.next().unwrap(), XmlEvent::Eof);
+    assert_eq!(r.next_event().unwrap(), XmlEvent::Eof);
 }
 
 #[test]
@@ -198,7 +198,7 @@ proptest! {
         w.end();
         let bytes = w.into_bytes();
         let mut r = XmlReader::new(&bytes, &Limits::default()).unwrap();
-        let XmlEvent::Start(_) = r.next().unwrap() else { panic!() };
+        let XmlEvent::Start(_) = r.next_event().unwrap() else { panic!() };
         prop_assert_eq!(r.attribute("", "v"), Some(attr.as_str()));
         prop_assert_eq!(r.read_text().unwrap(), text.as_str());
     }

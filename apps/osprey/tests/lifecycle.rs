@@ -1,0 +1,91 @@
+//! Start-up and shutdown, and failures inside services.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use osprey_binding::XmlType;
+use osprey_container::{Config, Dispatcher, Fault, Pipeline, ServiceRegistry, TypedService};
+
+use crate::support::*;
+
+#[derive(XmlType)]
+#[xml(namespace = "urn:t", element = "work")]
+struct Work {
+    millis: u64,
+    panic: bool,
+}
+
+#[derive(XmlType)]
+#[xml(namespace = "urn:t", element = "workResponse")]
+struct WorkResponse {
+    done: bool,
+}
+
+async fn start_worker_service() -> Server {
+    let svc = TypedService::builder("Work", "urn:t")
+        .operation("work", "urn:t/work", |w: Work, _| async move {
+            if w.panic {
+                panic!("the service broke");
+            }
+            tokio::time::sleep(Duration::from_millis(w.millis)).await;
+            Ok::<_, Fault>(WorkResponse { done: true })
+        })
+        .build();
+    let mut registry = ServiceRegistry::new();
+    registry.add("/work", Arc::new(svc), Pipeline::default());
+    let mut config = Config::default();
+    config.server.listen = vec!["127.0.0.1:0".parse().unwrap()];
+    Server::start_with(
+        &config,
+        Dispatcher::new(registry, config.limits.to_limits()),
+    )
+    .await
+}
+
+fn work(millis: u64, panic: bool) -> String {
+    format!(
+        r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><work xmlns="urn:t"><millis>{millis}</millis><panic>{panic}</panic></work></s:Body></s:Envelope>"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_operation_faults_only_its_own_request() {
+    let server = start_worker_service().await;
+    let r = post(server.addr, "/work", "urn:t/work", work(0, true).as_bytes()).await;
+    assert_eq!(r.status, 500);
+    assert!(
+        r.text().contains("soapenv:Server") || r.text().contains("InternalError"),
+        "{}",
+        r.text()
+    );
+    let r = post(
+        server.addr,
+        "/work",
+        "urn:t/work",
+        work(0, false).as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_finishes_in_flight_requests() {
+    let mut server = start_worker_service().await;
+    let addr = server.addr;
+    let in_flight = tokio::spawn(async move {
+        post(addr, "/work", "urn:t/work", work(500, false).as_bytes()).await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.stop();
+    let r = in_flight.await.unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("<done>true</done>"));
+    let done = server.done.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), done)
+        .await
+        .expect("stopped")
+        .unwrap()
+        .unwrap();
+    // And the listener is gone.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
