@@ -1,0 +1,136 @@
+//! Transport conformance: HTTP/1.1 keep-alive, chunked bodies, h2c prior knowledge, body
+//! limits and streaming responses, against a listener on 127.0.0.1:0.
+
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use osprey_transport::http::{HttpClient, HttpConfig, HttpConnection, HttpServer};
+use osprey_transport::{InboundMessage, MessageService, OutboundBody, OutboundMessage};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Echoes the body; `/stream` answers 3 chunks from a producer task.
+struct Echo;
+
+impl MessageService for Echo {
+    async fn handle(&self, msg: InboundMessage) -> OutboundMessage {
+        if msg.path == "/stream" {
+            let (tx, rx) = tokio::sync::mpsc::channel(2);
+            tokio::spawn(async move {
+                for i in 0..3 {
+                    let _ = tx.send(Ok(Bytes::from(format!("chunk{i};")))).await;
+                }
+            });
+            return OutboundMessage {
+                status: 200,
+                content_type: "text/plain",
+                body: OutboundBody::Stream(rx),
+            };
+        }
+        let action = msg.soap_action.clone().unwrap_or_default();
+        match msg.body.collect().await {
+            Ok(b) => {
+                OutboundMessage::full(200, "text/plain", [action.as_bytes(), b"|", &b].concat())
+            }
+            Err(e) => OutboundMessage::full(413, "text/plain", e.to_string()),
+        }
+    }
+}
+
+async fn start(config: HttpConfig) -> std::net::SocketAddr {
+    let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.serve(Arc::new(Echo), std::future::pending()));
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_keep_alive_serves_many_requests_on_one_connection() {
+    let addr = start(HttpConfig::default()).await;
+    let mut conn = HttpConnection::connect(addr).await.unwrap();
+    for i in 0..100 {
+        let r = conn
+            .post("/x", &[], Bytes::from(format!("n{i}")))
+            .await
+            .unwrap();
+        assert_eq!((r.status, &r.body[..]), (200, format!("|n{i}").as_bytes()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soapaction_quotes_are_removed() {
+    let addr = start(HttpConfig::default()).await;
+    let client = HttpClient::new(Duration::from_secs(5));
+    let r = client
+        .post(
+            &format!("http://{addr}/x"),
+            "text/xml",
+            &[("SOAPAction", "\"urn:a\"")],
+            Bytes::from_static(b"b"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(&r.body[..], b"urn:a|b");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_with_prior_knowledge_on_the_same_listener() {
+    let addr = start(HttpConfig::default()).await;
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    for i in 0..10 {
+        let req = hyper::Request::post(format!("http://{addr}/x"))
+            .body(Full::new(Bytes::from(format!("h2-{i}"))))
+            .unwrap();
+        let resp = sender.send_request(req).await.unwrap();
+        assert_eq!(resp.version(), hyper::Version::HTTP_2);
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], format!("|h2-{i}").as_bytes());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunked_bodies_are_read_and_limited() {
+    let addr = start(HttpConfig {
+        max_body: 10,
+        ..HttpConfig::default()
+    })
+    .await;
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = s.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).ends_with("|abcde"));
+    let client = HttpClient::new(Duration::from_secs(5));
+    let r = client
+        .post(
+            &format!("http://{addr}/x"),
+            "text/plain",
+            &[],
+            Bytes::from(vec![b'x'; 11]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, 413);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_responses_arrive_whole() {
+    let addr = start(HttpConfig::default()).await;
+    let r = HttpClient::new(Duration::from_secs(5))
+        .get(&format!("http://{addr}/stream"))
+        .await
+        .unwrap();
+    assert_eq!(&r.body[..], b"chunk0;chunk1;chunk2;");
+}
