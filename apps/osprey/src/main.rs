@@ -26,9 +26,21 @@ enum Command {
     Serve(ServeArgs),
     /// Call an operation of any SOAP service, reading its WSDL at run time.
     Call(CallArgs),
+    /// Print the WSDL of a built-in service (for wsdl-first clients and code generators).
+    Wsdl(WsdlArgs),
     /// Run a benchmark.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(Args)]
+struct WsdlArgs {
+    /// The built-in service (echo).
+    #[arg(default_value = "echo")]
+    service: String,
+    /// Endpoint address written into the WSDL.
+    #[arg(long, default_value = "http://127.0.0.1:8080/wstest")]
+    address: String,
 }
 
 #[derive(Args)]
@@ -107,8 +119,18 @@ fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
     parse_duration(s)
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // `{:#}` prints the chain of contexts on one line, without a backtrace.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("OSPREY_LOG")
@@ -119,6 +141,14 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(a) => serve(a),
         Command::Call(a) => runtime(None)?.block_on(call(a)),
+        Command::Wsdl(a) => {
+            let service = osprey::service_by_name(&a.service)?;
+            print!(
+                "{}",
+                osprey_wsdl::generate(service.definition(), &a.address)
+            );
+            Ok(())
+        }
         Command::Bench(BenchCommand::Wstest(a)) => runtime(None)?.block_on(bench_wstest(a)),
     }
 }

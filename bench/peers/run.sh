@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Osprey and its peers side by side under one wrk load, in one sitting.
+#
+# Builds gSOAP and Apache CXF 4.1 WS Test servers from Osprey's own WSDL (so this also shows
+# wsdl2h and CXF's wsdl2java consume it), an nginx fixed-reply ceiling, and Osprey (release).
+# Then, for each engine in turn: start it (cold start = launch to first correct echoVoid;
+# then one echoStruct on a fresh connection = first request), check all three operations
+# with `osprey bench wstest` (any wrong answer or fault and the engine is not measured), and
+# per operation run wrk: warm-up at 16 connections, 1 connection, 16 connections. Read RSS,
+# stop it by PID. Writes the tables between the markers in docs/benchmarks.md.
+#
+# Usage: bench/peers/run.sh [ENGINE ...]   ENGINES: ceiling gsoap osprey cxf (default: all)
+# Env:   WARM=10 DUR=10 (seconds per wrk run)  BUILD=/tmp/osprey-peers  NOBUILD=1
+#        JAVA_OPTS (passed to the JVM)  NOREPORT=1 (leave docs/benchmarks.md alone)
+# All load goes to 127.0.0.1; every wrk run is bounded by -d and timeout(1).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+B=${BUILD:-/tmp/osprey-peers}
+WARM=${WARM:-10}
+DUR=${DUR:-10}
+ENGINES=${*:-ceiling gsoap osprey cxf}
+OPS="echoVoid echoStruct echoList"
+declare -A PORT=([ceiling]=18180 [gsoap]=18181 [cxf]=18182 [osprey]=18189)
+RAW=$B/raw
+mkdir -p "$B" "$RAW"
+OSPREY=$ROOT/target/release/osprey
+
+need=()
+for pkg in wrk curl gsoap libgsoap-dev nginx-light pkg-config maven; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
+fi
+
+# ---- build ----
+if [ -z "${NOBUILD:-}" ]; then
+  echo "== build osprey"
+  cargo build --release --locked -p osprey --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -1
+fi
+"$OSPREY" wsdl echo --address "http://127.0.0.1:18080/wstest" >"$B/wstest.wsdl"
+python3 "$HERE/tools.py" bodies "$B"
+if [ -z "${NOBUILD:-}" ]; then
+  for e in $ENGINES; do
+    case $e in
+      gsoap)
+        echo "== build gsoap (wsdl2h + soapcpp2 from Osprey's WSDL)"
+        mkdir -p "$B/gsoap"
+        (cd "$B/gsoap" && wsdl2h -c -o wstest.h "$B/wstest.wsdl" >wsdl2h.log 2>&1 \
+          && soapcpp2 -c -S -L -x -I/usr/share/gsoap/import wstest.h >soapcpp2.log 2>&1 \
+          && gcc -O2 -Wall -I. $(pkg-config --cflags gsoap) -o server "$HERE/gsoap/server.c" soapC.c soapServer.c \
+               $(pkg-config --libs gsoap) -lpthread) ;;
+      cxf)
+        echo "== build cxf (wsdl2java from Osprey's WSDL)"
+        mvn -B -q -f "$HERE/cxf/pom.xml" -Dwsdl="$B/wstest.wsdl" -Dbuild.dir="$B/cxf" package >"$B/cxf-build.log" 2>&1 \
+          || { tail -30 "$B/cxf-build.log"; echo "CXF build failed"; exit 1; } ;;
+    esac
+  done
+fi
+
+start_cmd() {
+  local e=$1 port=${PORT[$1]}
+  case $e in
+    osprey) echo "$OSPREY serve --listen 127.0.0.1:$port" ;;
+    gsoap) echo "$B/gsoap/server $port" ;;
+    cxf) echo "java ${JAVA_OPTS:-} -cp $B/cxf/wstest-cxf-1.0.jar:$B/cxf/lib/* osprey.peer.Server $port" ;;
+    ceiling)
+      mkdir -p "$B/nginx"
+      sed -e "s#@PORT@#$port#g" -e "s#@DIR@#$B/nginx#g" "$HERE/ceiling/nginx.conf.in" >"$B/nginx/nginx.conf"
+      echo "nginx -p $B/nginx -c $B/nginx/nginx.conf" ;;
+  esac
+}
+
+stop_pid() {
+  kill "$1" 2>/dev/null || return 0
+  for _ in $(seq 1 100); do [ -e "/proc/$1" ] || return 0; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null || true
+}
+
+run_wrk() {  # out threads conns secs op url
+  BODY="$B/$5.xml" ACTION="urn:wstest/$5" timeout $(($4 + 30)) \
+    wrk -t"$2" -c"$3" -d"$4s" --timeout 5s --latency -s "$HERE/post.lua" "$6" >"$1" 2>&1 || true
+}
+
+PID=
+trap '[ -n "$PID" ] && stop_pid "$PID"' EXIT
+echo "$ENGINES" >"$RAW/order.txt"
+{
+  echo "- machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)"
+  echo "- osprey $(git -C "$ROOT" rev-parse --short HEAD), $(rustc --version)"
+  echo "- wrk $(dpkg-query -W -f='${Version}' wrk), nginx-light $(dpkg-query -W -f='${Version}' nginx-light), gSOAP $(dpkg-query -W -f='${Version}' gsoap), gcc $(gcc -dumpfullversion)"
+  echo "- $(java -version 2>&1 | head -1), CXF 4.1.3 (Jetty 12), default JVM flags${JAVA_OPTS:+ plus $JAVA_OPTS}"
+  echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$RAW/versions.txt"
+
+for e in $ENGINES; do
+  port=${PORT[$e]}
+  url=http://127.0.0.1:$port/wstest
+  rm -f "$RAW/$e".* "$RAW/$e"-*
+  echo "== $e on $url"
+  # shellcheck disable=SC2046
+  read -r PID cold first < <(python3 "$HERE/tools.py" coldstart "$port" $(start_cmd "$e"))
+  if [ "$cold" = FAIL ] && [ "$e" != ceiling ]; then
+    echo "   did not answer"; echo "status=start-failed" >"$RAW/$e.meta"; stop_pid "$PID"; PID=; continue
+  fi
+  echo "   pid $PID, cold start ${cold} ms, first echoStruct ${first} ms"
+  if [ "$e" != ceiling ]; then
+    for op in $OPS; do
+      if ! "$OSPREY" bench wstest --url "$url" --op "$op" --connections 1 --duration 1s >"$RAW/$e-$op.check" 2>&1; then
+        echo "   $op answers are wrong:"; sed 's/^/     /' "$RAW/$e-$op.check"
+        echo "status=check-failed" >"$RAW/$e.meta"; stop_pid "$PID"; PID=; continue 2
+      fi
+    done
+  fi
+  for op in $OPS; do
+    echo "   $op: warm-up ${WARM}s, 1 connection ${DUR}s, 16 connections ${DUR}s"
+    run_wrk "$RAW/$e-$op-warm.txt" 2 16 "$WARM" "$op" "$url"
+    run_wrk "$RAW/$e-$op-c1.txt" 1 1 "$DUR" "$op" "$url"
+    run_wrk "$RAW/$e-$op-c16.txt" 2 16 "$DUR" "$op" "$url"
+  done
+  rss=$(python3 "$HERE/tools.py" rss "$PID")
+  printf 'status=ok\ncold_ms=%s\nfirst_ms=%s\nrss_kib=%s\n' "$cold" "$first" "$rss" >"$RAW/$e.meta"
+  stop_pid "$PID"; PID=
+  echo "   RSS $rss KiB"
+done
+
+python3 "$HERE/tools.py" report "$RAW" >"$RAW/report.md"
+cat "$RAW/report.md"
+if [ -z "${NOREPORT:-}" ]; then
+  python3 - "$ROOT/docs/benchmarks.md" "$RAW/report.md" "$RAW/versions.txt" "WARM=$WARM DUR=$DUR bench/peers/run.sh $*" <<'PY'
+import sys, datetime
+doc, report, versions, cmd = sys.argv[1:5]
+text = open(doc).read()
+begin, end = "<!-- peers:begin -->", "<!-- peers:end -->"
+block = (f"{begin}\nRun of {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, command: `{cmd}`\n\n"
+         + open(report).read() + "\n" + open(versions).read() + end)
+head, rest = text.split(begin, 1)
+open(doc, "w").write(head + block + rest.split(end, 1)[1])
+PY
+  echo "== wrote docs/benchmarks.md"
+fi
