@@ -86,17 +86,24 @@ async fn billion_laughs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn external_entity() {
     let server = Server::echo().await;
+    let payload = struct_request().replacen(
+        "<varString>abcdefghij</varString>",
+        "<varString>&xxe;</varString>",
+        1,
+    );
+    let payload =
+        &payload[payload.find("<echoStruct").unwrap()..payload.find("</soapenv:Body>").unwrap()];
     let body = format!(
         r#"<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>{}"#,
-        envelope("<echoVoid xmlns=\"urn:wstest\">&xxe;</echoVoid>")
+        envelope(payload)
     );
     expect_fault(&server, body.as_bytes(), 500, &["DOCTYPE"]).await;
     // Without a DOCTYPE the reference is simply undeclared.
     expect_fault(
         &server,
-        envelope("<echoVoid xmlns=\"urn:wstest\">&xxe;</echoVoid>").as_bytes(),
+        envelope(payload).as_bytes(),
         500,
-        &["undeclared entity"],
+        &["undeclared entity &amp;xxe;"],
     )
     .await;
 }
@@ -104,16 +111,42 @@ async fn external_entity() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_nesting() {
     let server = Server::echo().await;
-    let body = envelope(&format!(
-        "{}{}",
+    // A linked list 100,000 nodes deep: the recursive decoder is stopped by the depth limit
+    // long before the stack is at risk.
+    let node = "<next><varInt>1</varInt><varFloat>1</varFloat><varString>x</varString>";
+    let list = format!(
+        r#"<echoList xmlns="urn:wstest"><input><varInt>0</varInt><varFloat>0</varFloat><varString>x</varString>{}{}</input></echoList>"#,
+        node.repeat(100_000),
+        "</next>".repeat(100_000)
+    );
+    let r = post(
+        server.addr,
+        "/wstest",
+        "urn:wstest/echoList",
+        envelope(&list).as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 500);
+    assert!(
+        r.text().contains("nesting depth limit of 64 exceeded")
+            && r.text().contains("LimitExceeded"),
+        "{}",
+        r.text()
+    );
+    // Deep nesting in a header block is caught while the envelope is read.
+    let header = format!(
+        "<h:x xmlns:h=\"urn:h\">{}{}</h:x>",
         "<a>".repeat(100_000),
         "</a>".repeat(100_000)
-    ));
+    );
+    let body = format!(
+        r#"<soapenv:Envelope xmlns:soapenv="{S11}"><soapenv:Header>{header}</soapenv:Header><soapenv:Body><echoVoid xmlns="urn:wstest"/></soapenv:Body></soapenv:Envelope>"#
+    );
     expect_fault(
         &server,
         body.as_bytes(),
         500,
-        &["nesting depth limit of 64 exceeded", "LimitExceeded"],
+        &["nesting depth limit of 64 exceeded"],
     )
     .await;
 }
@@ -127,8 +160,9 @@ async fn ten_million_siblings() {
         "<echoVoid xmlns=\"urn:wstest\">{siblings}</echoVoid>"
     ));
     expect_fault(&server, body.as_bytes(), 413, &["LimitExceeded"]).await;
-    // With a size limit that admits them, the element-count limit stops the parser.
     let roomy = Server::start("[limits]\nmax_message_size = 67108864").await;
+    // With a size limit that admits them, the decoder refuses the first one: the schema
+    // allows no child here, and nothing after it is read.
     let r = post(
         roomy.addr,
         "/wstest",
@@ -137,6 +171,43 @@ async fn ten_million_siblings() {
     )
     .await;
     assert_eq!(r.status, 500);
+    assert!(
+        r.text().contains("UnexpectedElement") && r.text().contains("/echoVoid"),
+        "{}",
+        r.text()
+    );
+    // Siblings the schema does allow (echoStruct items, an unbounded array) stop at the
+    // element-count limit, so no request can grow a decoded array without bound.
+    let item = "<item><varInt>1</varInt><varFloat>1.5</varFloat><varString>x</varString></item>";
+    let many = envelope(&format!(
+        r#"<echoStruct xmlns="urn:wstest"><input>{}</input></echoStruct>"#,
+        item.repeat(600_000)
+    ));
+    let r = post(
+        roomy.addr,
+        "/wstest",
+        "urn:wstest/echoStruct",
+        many.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 500);
+    assert!(
+        r.text().contains("element count limit of 500000 exceeded"),
+        "{}",
+        r.text()
+    );
+    // And siblings in a header block are counted while the envelope is read.
+    let header = format!("<h:x xmlns:h=\"urn:h\">{}</h:x>", "<a/>".repeat(1_000_000));
+    let body = format!(
+        r#"<soapenv:Envelope xmlns:soapenv="{S11}"><soapenv:Header>{header}</soapenv:Header><soapenv:Body><echoVoid xmlns="urn:wstest"/></soapenv:Body></soapenv:Envelope>"#
+    );
+    let r = post(
+        roomy.addr,
+        "/wstest",
+        "urn:wstest/echoVoid",
+        body.as_bytes(),
+    )
+    .await;
     assert!(
         r.text().contains("element count limit of 500000 exceeded"),
         "{}",

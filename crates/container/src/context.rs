@@ -44,7 +44,7 @@ impl MessageContext {
         self.envelope.version
     }
 
-    /// Decodes the payload as `T`.
+    /// Decodes the payload as `T`, and checks that only the envelope's end follows it.
     ///
     /// # Errors
     /// [`ContainerError::Binding`] naming the element and path that did not match.
@@ -54,6 +54,9 @@ impl MessageContext {
             Ok(None) => return Err(ContainerError::EmptyBody),
             Err(e) => return Err(ContainerError::from(osprey_binding::DecodeError::from(e))),
         };
-        decode_element_from::<T>(&mut r).map_err(ContainerError::from)
+        let value = decode_element_from::<T>(&mut r)?;
+        // The payload was read in the same pass that checks the end of the message.
+        r.finish().map_err(osprey_binding::DecodeError::from)?;
+        Ok(value)
     }
 }

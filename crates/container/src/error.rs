@@ -22,7 +22,7 @@ pub enum ContainerError {
     #[error(transparent)]
     Addressing(Box<AddressingError>),
     /// The payload does not match the operation's schema.
-    #[error("the request does not match the schema: {0}")]
+    #[error("{}", binding_message(.0))]
     Binding(Box<BindingError>),
     /// No service at this path (and no WS-Addressing action to route by).
     #[error("no service at path {path:?}")]
@@ -52,6 +52,13 @@ pub enum ContainerError {
     Fault(Box<Fault>),
 }
 
+fn binding_message(e: &BindingError) -> String {
+    match e {
+        BindingError::Xml(x) => x.to_string(),
+        other => format!("the request does not match the schema: {other}"),
+    }
+}
+
 impl From<&ContainerError> for Fault {
     fn from(e: &ContainerError) -> Self {
         let osprey = |code, sub: &'static str| {
@@ -66,6 +73,9 @@ impl From<&ContainerError> for Fault {
             ContainerError::Addressing(e) => Fault::from(&**e),
             ContainerError::Binding(b) => {
                 let (sub, path) = match &**b {
+                    BindingError::Xml(osprey_xml::XmlError::LimitExceeded { .. }) => {
+                        ("LimitExceeded", None)
+                    }
                     BindingError::Xml(_) => ("MalformedMessage", None),
                     BindingError::UnexpectedElement { path, .. } => {
                         ("UnexpectedElement", Some(path))

@@ -8,6 +8,10 @@ use crate::{DecodeError, Fault, SoapVersion};
 
 /// A decoded envelope: the version, where each header block and the payload are, and
 /// the namespace bindings needed to read them again. It holds no copy of the bytes.
+///
+/// Decoding stops at the payload's start tag: the payload, and the end of the message
+/// after it, are read (once) by [`Envelope::payload_reader`], whose reader checks that
+/// `</Body></Envelope>` and nothing else follows the payload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
     /// The SOAP version of the envelope namespace.
@@ -16,10 +20,12 @@ pub struct Envelope {
     pub headers: Vec<HeaderBlock>,
     /// Bindings in scope inside `Header` (declared on `Envelope` or `Header`).
     pub header_scope: Scope,
-    /// The first and only child of `Body`, or `None` for an empty body.
+    /// The first child of `Body`, or `None` for an empty body.
     pub payload: Option<Payload>,
     /// Bindings in scope inside `Body`.
     pub body_scope: Scope,
+    /// Raw names of `Body` and `Envelope` as written, which must close the message.
+    open: Vec<Box<str>>,
 }
 
 /// One child element of `Header` (SOAP 1.2 Part 1 §5.2).
@@ -40,8 +46,8 @@ pub struct HeaderBlock {
 pub struct Payload {
     /// The payload element's name (`{urn:wstest}echoStruct`, or a `Fault`).
     pub name: QName,
-    /// Where the payload element lies in the message bytes.
-    pub span: Range<usize>,
+    /// Byte offset of its start tag in the message.
+    pub start: usize,
 }
 
 /// SOAP 1.2 role names a node always plays (Part 1 §2.2); 1.1's `next` actor.
@@ -85,7 +91,9 @@ impl Envelope {
             header_scope: Scope::default(),
             payload: None,
             body_scope: Scope::default(),
+            open: Vec::new(),
         };
+        let envelope_raw = root.raw_name();
         let mut child = r.next_child()?;
         if child.as_ref().is_some_and(|c| c.is(ns, "Header")) {
             env.header_scope = r.scope();
@@ -105,7 +113,7 @@ impl Envelope {
                 let role = r.attribute(ns, role_attr).map(str::to_owned);
                 let start = block.offset();
                 let name = block.to_qname();
-                r.skip_element()?;
+                r.skim_element()?;
                 env.headers.push(HeaderBlock {
                     name,
                     must_understand,
@@ -115,8 +123,8 @@ impl Envelope {
             }
             child = r.next_child()?;
         }
-        match child {
-            Some(b) if b.is(ns, "Body") => {}
+        let body = match child {
+            Some(b) if b.is(ns, "Body") => b,
             Some(other) => {
                 return Err(DecodeError::UnexpectedElement {
                     found: other.to_qname(),
@@ -124,23 +132,16 @@ impl Envelope {
                 })
             }
             None => return Err(DecodeError::MissingBody),
-        }
+        };
         env.body_scope = r.scope();
+        env.open = vec![body.raw_name().into(), envelope_raw.into()];
         if let Some(p) = r.next_child()? {
-            let start = p.offset();
-            let name = p.to_qname();
-            r.skip_element()?;
+            // The payload and the rest of the message are read by `payload_reader`.
             env.payload = Some(Payload {
-                name,
-                span: start..r.last_end_offset(),
+                name: p.to_qname(),
+                start: p.offset(),
             });
-            // WS-I Basic Profile R2201: a document/literal body has exactly one child.
-            if let Some(extra) = r.next_child()? {
-                return Err(DecodeError::UnexpectedElement {
-                    found: extra.to_qname(),
-                    parent: "Body",
-                });
-            }
+            return Ok(env);
         }
         if let Some(extra) = r.next_child()? {
             return Err(DecodeError::UnexpectedElement {
@@ -152,8 +153,10 @@ impl Envelope {
         Ok(env)
     }
 
-    /// A reader over the payload element of `bytes` (the message this envelope was
-    /// decoded from), or `None` for an empty body.
+    /// A reader positioned before the payload element of `bytes` (the message this
+    /// envelope was decoded from), or `None` for an empty body. After reading the payload,
+    /// call [`XmlReader::finish`]: it checks that only `</Body></Envelope>` follows (WS-I
+    /// Basic Profile R2201: one body child).
     ///
     /// # Errors
     /// [`XmlError::InvalidUtf8`] only if `bytes` is not the decoded message.
@@ -165,11 +168,12 @@ impl Envelope {
         let Some(p) = &self.payload else {
             return Ok(None);
         };
-        let text = span_str(bytes, &p.span)?;
-        Ok(Some(XmlReader::fragment(
+        let text = span_str(bytes, &(p.start..bytes.len()))?;
+        Ok(Some(XmlReader::resume(
             text,
-            p.span.start,
+            p.start,
             &self.body_scope,
+            &self.open,
             limits,
         )))
     }

@@ -13,6 +13,17 @@ fn decode(s: &str) -> Result<Envelope, DecodeError> {
     Envelope::decode(s.as_bytes(), &Limits::default())
 }
 
+/// Reads the payload and the rest of the message, as a service's decoder does.
+fn read_payload(s: &str) -> Result<(), XmlError> {
+    let env = decode(s).unwrap();
+    let mut r = env
+        .payload_reader(s.as_bytes(), &Limits::default())?
+        .unwrap();
+    r.next_child()?;
+    r.skip_element()?;
+    r.finish()
+}
+
 /// Compares `actual` with the golden file `tests/data/<name>`; `OSPREY_BLESS=1` rewrites it.
 fn check(name: &str, actual: &[u8]) {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -56,10 +67,8 @@ fn soap11_envelope_with_headers() {
     );
     let p = env.payload.as_ref().unwrap();
     assert!(p.name.is("urn:p", "op"));
-    assert_eq!(
-        &msg[p.span.clone()],
-        r#"<p:op xmlns:p="urn:p"><v>1</v></p:op>"#
-    );
+    assert!(msg[p.start..].starts_with(r#"<p:op xmlns:p="urn:p"><v>1</v></p:op>"#));
+    assert_eq!(read_payload(&msg), Ok(()));
     let mut r = env
         .header_reader(0, msg.as_bytes(), &Limits::default())
         .unwrap();
@@ -92,13 +101,10 @@ fn envelope_grammar_is_enforced() {
             "Unexpected",
         ),
         (
-            &*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/><b/></s:Body></s:Envelope>"#),
+            &*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body/><x/></s:Envelope>"#),
             "Unexpected",
         ),
-        (
-            &*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a>"#),
-            "Xml",
-        ),
+        (&*format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body/>"#), "Xml"),
     ];
     for (msg, want) in cases {
         let err = decode(msg).unwrap_err();
@@ -114,6 +120,26 @@ fn envelope_grammar_is_enforced() {
             Fault::from(&decode(msg).unwrap_err()).code,
             FaultCode::Sender
         );
+    }
+}
+
+#[test]
+fn what_follows_the_payload_is_checked_when_it_is_read() {
+    let ok =
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Body> <!-- c --> </s:Envelope>"#);
+    assert_eq!(read_payload(&ok), Ok(()));
+    let bad = [
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/><b/></s:Body></s:Envelope>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Body>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Envelope></s:Body>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Body><s:Trailer/></s:Envelope>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Body></s:Envelope><b/>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Body></s:Envelope></x>"#),
+        format!(r#"<s:Envelope xmlns:s="{S11}"><s:Body><a/></s:Body></s:Envelope>text"#),
+    ];
+    for msg in &bad {
+        assert!(read_payload(msg).is_err(), "{msg}");
     }
 }
 

@@ -129,6 +129,10 @@ pub struct XmlReader<'a> {
     fragment: bool,
     first: bool,
     last_end: usize,
+    /// For a resumed reader: raw names of the ancestors still open where it starts,
+    /// innermost first, whose end tags must close the document.
+    open: &'a [Box<str>],
+    closed: usize,
 }
 
 impl<'a> XmlReader<'a> {
@@ -167,6 +171,24 @@ impl<'a> XmlReader<'a> {
         r
     }
 
+    /// A reader over the rest of a document from byte `base` on (`text` runs to the end of
+    /// the document), where the elements named in `open` (raw names, innermost first) are
+    /// still open and `scope` is in force. It reads the elements that follow, then
+    /// expects exactly the end tags of `open` and the end of the document: this is how a
+    /// payload is decoded in the same pass that checks the rest of the message.
+    pub fn resume(
+        text: &'a str,
+        base: usize,
+        scope: &'a Scope,
+        open: &'a [Box<str>],
+        limits: &Limits,
+    ) -> Self {
+        let mut r = Self::fragment(text, base, scope, limits);
+        r.open = open;
+        r.inner.config_mut().allow_unmatched_ends = true;
+        r
+    }
+
     fn over(src: &'a str, base: usize, limits: &Limits, fragment: bool) -> Self {
         let mut inner = quick_xml::Reader::from_str(src);
         let config = inner.config_mut();
@@ -186,6 +208,8 @@ impl<'a> XmlReader<'a> {
             fragment,
             first: true,
             last_end: 0,
+            open: &[],
+            closed: 0,
         }
     }
 
@@ -319,6 +343,88 @@ impl<'a> XmlReader<'a> {
         Ok(())
     }
 
+    /// Reads through the end tag of the current element checking only what the limits and
+    /// well-formedness need: structure, depth, counts, lengths, refused constructs.
+    /// Namespaces are not resolved and text is not unescaped, so a skimmed element must be
+    /// read again in full by whoever uses it (a fragment reader); that reader reports
+    /// undeclared prefixes. About half the cost of [`Self::skip_element`].
+    ///
+    /// # Errors
+    /// Malformed XML, refused constructs, exceeded limits, undeclared entities.
+    pub fn skim_element(&mut self) -> Result<(), XmlError> {
+        if self.peeked.is_some() {
+            return self.skip_element();
+        }
+        let target = self.depth.saturating_sub(1);
+        let mut depth = self.depth;
+        loop {
+            let at = self.offset();
+            match self.inner.read_event().map_err(|e| self.malformed(e))? {
+                Event::Start(start) => {
+                    depth += 1;
+                    if depth > self.limits.max_depth {
+                        return Err(self.limit("nesting depth", self.limits.max_depth));
+                    }
+                    self.elements += 1;
+                    if self.elements > self.limits.max_elements {
+                        return Err(self.limit("element count", self.limits.max_elements));
+                    }
+                    if start.name().0.len() > self.limits.max_name_len {
+                        return Err(self.limit("name length", self.limits.max_name_len));
+                    }
+                    let mut count = 0;
+                    for attr in start.attributes() {
+                        let attr = attr.map_err(|e| XmlError::Malformed {
+                            offset: at,
+                            message: e.to_string(),
+                        })?;
+                        count += 1;
+                        if count > self.limits.max_attributes {
+                            return Err(self.limit("attribute count", self.limits.max_attributes));
+                        }
+                        if attr.key.0.len() > self.limits.max_name_len {
+                            return Err(self.limit("name length", self.limits.max_name_len));
+                        }
+                        if attr.value.len() > self.limits.max_text_len {
+                            return Err(self.limit("text length", self.limits.max_text_len));
+                        }
+                    }
+                }
+                Event::End(_) => {
+                    depth -= 1;
+                    if depth == target {
+                        self.depth = depth + 1;
+                        return self.end();
+                    }
+                }
+                Event::Text(t) => {
+                    if t.as_ref().len() > self.limits.max_text_len {
+                        return Err(self.limit("text length", self.limits.max_text_len));
+                    }
+                }
+                Event::CData(c) => {
+                    if c.as_ref().len() > self.limits.max_text_len {
+                        return Err(self.limit("text length", self.limits.max_text_len));
+                    }
+                }
+                Event::GeneralRef(r) => {
+                    if !r.is_char_ref() && predefined(&r.clone().into_inner()).is_none() {
+                        return Err(XmlError::UndeclaredEntity {
+                            name: r.into_inner().into_owned(),
+                        });
+                    }
+                }
+                Event::Comment(_) => {}
+                Event::Empty(_) => unreachable!("expand_empty_elements is set"),
+                Event::Decl(_) | Event::PI(_) => {
+                    return Err(XmlError::ProcessingInstructionForbidden)
+                }
+                Event::DocType(_) => return Err(XmlError::DoctypeForbidden),
+                Event::Eof => return Err(XmlError::UnexpectedEof),
+            }
+        }
+    }
+
     /// Reads to the end of the document, checking that nothing but whitespace, comments
     /// and end tags of open elements remain.
     ///
@@ -382,6 +488,18 @@ impl<'a> XmlReader<'a> {
             let first = std::mem::replace(&mut self.first, false);
             return Ok(match event {
                 Event::Start(start) => Piece::Event(XmlEvent::Start(self.start(&start, at)?)),
+                Event::End(e) if self.depth == 0 => {
+                    // Only a resumed reader gets here (allow_unmatched_ends): the end tag
+                    // must close the next ancestor that was open where it started.
+                    if self.open.get(self.closed).map(|n| &**n) != Some(e.name().0) {
+                        return Err(XmlError::Malformed {
+                            offset: at,
+                            message: format!("unexpected end tag </{}>", e.name().0),
+                        });
+                    }
+                    self.closed += 1;
+                    continue;
+                }
                 Event::End(_) => Piece::Event(XmlEvent::End),
                 Event::Empty(_) => unreachable!("expand_empty_elements is set"),
                 Event::Text(t) => {
@@ -439,7 +557,10 @@ impl<'a> XmlReader<'a> {
                 }
                 Event::DocType(_) => return Err(XmlError::DoctypeForbidden),
                 Event::Eof => {
-                    if self.depth > 0 || (!self.root_done && !self.fragment) {
+                    if self.depth > 0
+                        || (!self.root_done && !self.fragment)
+                        || self.closed < self.open.len()
+                    {
                         return Err(XmlError::UnexpectedEof);
                     }
                     Piece::Event(XmlEvent::Eof)

@@ -32,7 +32,9 @@ fn bench(c: &mut Criterion) {
                 .payload_reader(&request, &limits)
                 .expect("utf-8")
                 .expect("payload");
-            decode_element_from::<EchoStruct>(&mut r).expect("valid")
+            let v = decode_element_from::<EchoStruct>(&mut r).expect("valid");
+            r.finish().expect("well-formed");
+            v
         })
     });
     let response = EchoStructResponse {
@@ -62,7 +64,9 @@ fn bench(c: &mut Criterion) {
                 .payload_reader(&list, &limits)
                 .expect("utf-8")
                 .expect("payload");
-            decode_element_from::<EchoList>(&mut r).expect("valid")
+            let v = decode_element_from::<EchoList>(&mut r).expect("valid");
+            r.finish().expect("well-formed");
+            v
         })
     });
 }

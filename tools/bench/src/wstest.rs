@@ -201,7 +201,9 @@ pub fn check_response(op: Operation, body: &[u8], limits: &Limits) -> Result<(),
         .map_err(|e| e.to_string())?
         .ok_or("empty Body")?;
     fn decode<T: XmlElement>(r: &mut osprey_xml::XmlReader<'_>) -> Result<T, String> {
-        decode_element_from::<T>(r).map_err(|e| format!("wrong response: {e}"))
+        let v = decode_element_from::<T>(r).map_err(|e| format!("wrong response: {e}"))?;
+        r.finish().map_err(|e| format!("malformed response: {e}"))?;
+        Ok(v)
     }
     match op {
         Operation::Void => decode::<EchoVoidResponse>(&mut r).map(|_| ()),
