@@ -201,7 +201,7 @@ impl<'a> XmlReader<'a> {
             limits: limits.clone(),
             depth: 0,
             elements: 0,
-            ns: Vec::with_capacity(8),
+            ns: Vec::new(),
             attrs: Vec::new(),
             peeked: None,
             root_done: false,
