@@ -318,6 +318,38 @@ impl<'a> XmlReader<'a> {
     /// # Errors
     /// [`XmlError::UnexpectedContent`] when the element has child elements.
     pub fn read_text(&mut self) -> Result<Cow<'a, str>, XmlError> {
+        if self.peeked.is_none() {
+            // The common case, `<x>text</x>`, straight from the tokenizer.
+            let mut text = match self.raw_next()? {
+                Piece::Event(XmlEvent::End) => {
+                    self.end()?;
+                    return Ok(Cow::Borrowed(""));
+                }
+                Piece::Text(t) | Piece::Event(XmlEvent::Text(t)) => t,
+                Piece::Event(XmlEvent::Start(_)) => {
+                    return Err(self.unexpected("element where only text is allowed"))
+                }
+                Piece::Event(XmlEvent::Eof) => return Err(XmlError::UnexpectedEof),
+            };
+            loop {
+                match self.raw_next()? {
+                    Piece::Event(XmlEvent::End) => {
+                        self.end()?;
+                        return Ok(text);
+                    }
+                    Piece::Text(more) | Piece::Event(XmlEvent::Text(more)) => {
+                        text.to_mut().push_str(&more);
+                        if text.len() > self.limits.max_text_len {
+                            return Err(self.limit("text length", self.limits.max_text_len));
+                        }
+                    }
+                    Piece::Event(XmlEvent::Start(_)) => {
+                        return Err(self.unexpected("element where only text is allowed"))
+                    }
+                    Piece::Event(XmlEvent::Eof) => return Err(XmlError::UnexpectedEof),
+                }
+            }
+        }
         match self.next_event()? {
             XmlEvent::End => Ok(Cow::Borrowed("")),
             XmlEvent::Text(t) => match self.next_event()? {
@@ -605,7 +637,12 @@ impl<'a> XmlReader<'a> {
         self.attrs.clear();
         let mut count = 0;
         let mut pending: Vec<(&'a str, Cow<'a, str>)> = Vec::new();
-        for attr in start.attributes() {
+        // Most elements of a message have no attributes: don't build an iterator for them.
+        let has_attributes = !is_whitespace(start.attributes_raw());
+        for attr in start
+            .attributes()
+            .take(if has_attributes { usize::MAX } else { 0 })
+        {
             let attr = attr.map_err(|e| XmlError::Malformed {
                 offset: at,
                 message: e.to_string(),
@@ -657,7 +694,7 @@ impl<'a> XmlReader<'a> {
             }
             self.attrs.push(Attribute { ns, local, value });
         }
-        let (ns, local_at) = match raw.find(':') {
+        let (ns, local_at) = match raw.bytes().position(|b| b == b':') {
             Some(i) => (self.lookup(&raw[..i])?, i + 1),
             None => (self.lookup("")?, 0),
         };
