@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Osprey and its peers side by side under one wrk load, in one sitting.
 #
-# Builds gSOAP and Apache CXF 4.1 WS Test servers from Osprey's own WSDL (so this also shows
-# wsdl2h and CXF's wsdl2java consume it), an nginx fixed-reply ceiling, and Osprey (release).
+# Builds gSOAP, Apache CXF 4.1 and Apache Axis 1.4 WS Test servers from Osprey's own WSDL (so
+# this also shows wsdl2h, CXF's wsdl2java and Axis's WSDL2Java consume it), an nginx
+# fixed-reply ceiling, and Osprey (release).
 # Then, for each engine in turn: start it (cold start = launch to first correct echoVoid;
 # then one echoStruct on a fresh connection = first request), check all three operations
 # with `osprey bench wstest` (any wrong answer or fault and the engine is not measured), and
 # per operation run wrk: warm-up at 16 connections, 1 connection, 16 connections. Read RSS,
 # stop it by PID. Writes the tables between the markers in docs/benchmarks.md.
 #
-# Usage: bench/peers/run.sh [ENGINE ...]   ENGINES: ceiling gsoap osprey cxf (default: all)
+# Usage: bench/peers/run.sh [ENGINE ...]   ENGINES: ceiling gsoap osprey cxf axis1 (default: all)
 # Env:   WARM=10 DUR=10 (seconds per wrk run)  BUILD=/tmp/osprey-peers  NOBUILD=1
 #        JAVA_OPTS (passed to the JVM)  NOREPORT=1 (leave docs/benchmarks.md alone)
 # All load goes to 127.0.0.1; every wrk run is bounded by -d and timeout(1).
@@ -19,9 +20,9 @@ ROOT=$(cd "$HERE/../.." && pwd)
 B=${BUILD:-/tmp/osprey-peers}
 WARM=${WARM:-10}
 DUR=${DUR:-10}
-ENGINES=${*:-ceiling gsoap osprey cxf}
+ENGINES=${*:-ceiling gsoap osprey cxf axis1}
 OPS="echoVoid echoStruct echoList"
-declare -A PORT=([ceiling]=18180 [gsoap]=18181 [cxf]=18182 [osprey]=18189)
+declare -A PORT=([ceiling]=18180 [gsoap]=18181 [cxf]=18182 [axis1]=18183 [osprey]=18189)
 RAW=$B/raw
 mkdir -p "$B" "$RAW"
 OSPREY=$ROOT/target/release/osprey
@@ -56,6 +57,28 @@ if [ -z "${NOBUILD:-}" ]; then
         echo "== build cxf (wsdl2java from Osprey's WSDL)"
         mvn -B -q -f "$HERE/cxf/pom.xml" -Dwsdl="$B/wstest.wsdl" -Dbuild.dir="$B/cxf" package >"$B/cxf-build.log" 2>&1 \
           || { tail -30 "$B/cxf-build.log"; echo "CXF build failed"; exit 1; } ;;
+      axis1)
+        echo "== build axis1 (Axis 1.4 WSDL2Java from Osprey's WSDL)"
+        A=$B/axis1
+        mvn -B -q -f "$HERE/axis1/pom.xml" -Dbuild.dir="$A" package >"$B/axis1-build.log" 2>&1 \
+          || { tail -30 "$B/axis1-build.log"; echo "Axis build failed"; exit 1; }
+        rm -rf "$A/gen" "$A/classes" "$A/webapp"
+        java -cp "$A/lib/*" org.apache.axis.wsdl.WSDL2Java -s -d Application -o "$A/gen" -p osprey.peer.axis1 \
+          "$B/wstest.wsdl" >>"$B/axis1-build.log" 2>&1
+        cp "$HERE/axis1/src/WSTestBindingImpl.java" "$A/gen/osprey/peer/axis1/WSTestBindingImpl.java"
+        mkdir -p "$A/classes" "$A/webapp/WEB-INF"
+        # shellcheck disable=SC2046
+        javac -nowarn -encoding UTF-8 -cp "$A/lib/*" -d "$A/classes" \
+          $(find "$A/gen" -name '*.java') "$HERE/axis1/src/AxisServer.java" >>"$B/axis1-build.log" 2>&1
+        python3 - "$HERE/axis1/server-config.wsdd.in" "$A/gen/osprey/peer/axis1/deploy.wsdd" "$A/webapp/WEB-INF/server-config.wsdd" <<'PY'
+import re, sys
+template, deploy, out = sys.argv[1:]
+# The first <service> is the SOAP 1.1 port's (Axis 1.4 has no SOAP 1.2 support).
+service = re.search(r"<service .*?</service>", open(deploy).read(), re.S).group(0)
+service = service.replace('name="WSTestPort"', 'name="wstest"', 1)
+open(out, "w").write(open(template).read().replace("<!-- SERVICE -->", service))
+PY
+        ;;
     esac
   done
 fi
@@ -66,6 +89,7 @@ start_cmd() {
     osprey) echo "$OSPREY serve --listen 127.0.0.1:$port" ;;
     gsoap) echo "$B/gsoap/server $port" ;;
     cxf) echo "java ${JAVA_OPTS:-} -cp $B/cxf/wstest-cxf-1.0.jar:$B/cxf/lib/* osprey.peer.Server $port" ;;
+    axis1) echo "java ${JAVA_OPTS:-} -cp $B/axis1/classes:$B/axis1/lib/* osprey.peer.axis1.AxisServer $port $B/axis1/webapp" ;;
     ceiling)
       mkdir -p "$B/nginx"
       sed -e "s#@PORT@#$port#g" -e "s#@DIR@#$B/nginx#g" "$HERE/ceiling/nginx.conf.in" >"$B/nginx/nginx.conf"
@@ -91,7 +115,7 @@ echo "$ENGINES" >"$RAW/order.txt"
   echo "- machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)"
   echo "- osprey $(git -C "$ROOT" rev-parse --short HEAD), $(rustc --version)"
   echo "- wrk $(dpkg-query -W -f='${Version}' wrk), nginx-light $(dpkg-query -W -f='${Version}' nginx-light), gSOAP $(dpkg-query -W -f='${Version}' gsoap), gcc $(gcc -dumpfullversion)"
-  echo "- $(java -version 2>&1 | head -1), CXF 4.1.3 (Jetty 12), default JVM flags${JAVA_OPTS:+ plus $JAVA_OPTS}"
+  echo "- $(java -version 2>&1 | head -1), CXF 4.1.3 (Jetty 12), Axis 1.4 (Jetty 9.4), default JVM flags${JAVA_OPTS:+ plus $JAVA_OPTS}"
   echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/versions.txt"
 
