@@ -8,7 +8,7 @@
 # then one echoStruct on a fresh connection = first request), check all three operations
 # with `osprey bench wstest` (any wrong answer or fault and the engine is not measured), and
 # per operation run wrk: warm-up at 16 connections, 1 connection, 16 connections. Read RSS,
-# stop it by PID. Writes the tables between the markers in docs/benchmarks.md.
+# stop it by PID. Then launch it 5 more times (LAUNCHES) for start-up medians. Writes the tables between the markers in docs/benchmarks.md.
 #
 # Usage: bench/peers/run.sh [ENGINE ...]   ENGINES: ceiling gsoap osprey cxf axis1 (default: all)
 # Env:   WARM=10 DUR=10 (seconds per wrk run)  BUILD=/tmp/osprey-peers  NOBUILD=1
@@ -146,9 +146,11 @@ for e in $ENGINES; do
     run_wrk "$RAW/$e-$op-c16.txt" 2 16 "$DUR" "$op" "$url"
   done
   rss=$(python3 "$HERE/tools.py" rss "$PID")
-  printf 'status=ok\ncold_ms=%s\nfirst_ms=%s\nrss_kib=%s\n' "$cold" "$first" "$rss" >"$RAW/$e.meta"
   stop_pid "$PID"; PID=
-  echo "   RSS $rss KiB"
+  # shellcheck disable=SC2046
+  read -r cold first stable < <(ANY200=$any200 python3 "$HERE/tools.py" startup "${LAUNCHES:-5}" "$port" $(start_cmd "$e"))
+  printf 'status=ok\ncold_ms=%s\nfirst_ms=%s\nstable_ms=%s\nrss_kib=%s\n' "$cold" "$first" "$stable" "$rss" >"$RAW/$e.meta"
+  echo "   RSS $rss KiB; start-up medians: cold ${cold} ms, first ${first} ms, later ${stable} ms"
 done
 
 python3 "$HERE/tools.py" report "$RAW" >"$RAW/report.md"

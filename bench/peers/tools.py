@@ -7,6 +7,10 @@
                                   then times one echoStruct on a new connection; prints
                                   "PID COLD_MS FIRST_STRUCT_MS" (the process keeps running).
                                   With ANY200=1 any HTTP 200 counts (the nginx ceiling).
+  tools.py startup N PORT CMD...  N launches of CMD, each: cold start, first echoStruct, then the
+                                  median of 20 more echoStructs with the same client (a new
+                                  connection each, like the first); prints the medians over the
+                                  launches: "COLD_MS FIRST_MS STABLE_MS"
   tools.py rss PID                VmRSS in KiB of PID plus its direct children
   tools.py report RAWDIR          the markdown tables from run.sh's raw results
 """
@@ -74,6 +78,49 @@ def coldstart(port, cmd):
     return 1
 
 
+def startup(n, port, cmd):
+    colds, firsts, stables = [], [], []
+    any200 = os.environ.get("ANY200") == "1"
+    for _ in range(n):
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = t0 + 120
+            while time.monotonic() < deadline:
+                try:
+                    status, body = post(port, "echoVoid", 1.0)
+                    if status == 200 and (any200 or b"echoVoidResponse" in body):
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.002)
+            else:
+                print("FAIL FAIL FAIL")
+                return 1
+            colds.append((time.monotonic() - t0) * 1000)
+            times = []
+            for _ in range(21):
+                t1 = time.monotonic()
+                status, body = post(port, "echoStruct", 30.0)
+                times.append((time.monotonic() - t1) * 1000)
+                if status != 200:
+                    print("FAIL FAIL FAIL")
+                    return 1
+            firsts.append(times[0])
+            stables.append(sorted(times[1:])[10])
+        finally:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        time.sleep(0.2)
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    print(f"{med(colds):.1f} {med(firsts):.2f} {med(stables):.2f}")
+    return 0
+
+
 def rss(pid):
     total = 0
     pids = [pid]
@@ -130,7 +177,8 @@ def report(raw):
             continue
         if kv.get("status") == "ok":
             meta["peers"][p] = {"rss_kib": int(kv["rss_kib"]) if kv.get("rss_kib") else None,
-                                "cold_ms": kv.get("cold_ms"), "first_ms": kv.get("first_ms")}
+                                "cold_ms": kv.get("cold_ms"), "first_ms": kv.get("first_ms"),
+                                "stable_ms": kv.get("stable_ms")}
     peers = [p for p in order if p in meta["peers"]]
     stats = {(p, op, c): wrk_stats(os.path.join(raw, f"{p}-{op}-c{c}.txt")) for p in peers for op in OPS for c in (1, 16)}
     def rps(p, op, c=16):
@@ -146,12 +194,20 @@ def report(raw):
             out.append(f"| {NAMES.get(p, p) if i == 0 else ''} | {op} | {fmt(s1.get('rps'))} | {fmt(s16.get('rps'))} | "
                        f"{fmt(s1.get('p50'), 3)} | {fmt(s16.get('p99'), 2)} | {err} |")
     out.append("")
-    out.append("| engine | RSS after the runs | cold start (launch to first correct echoVoid) | first echoStruct after start |")
-    out.append("|---|---:|---:|---:|")
+    out.append("Start-up, medians of 5 launches: cold start is launch to the first correct echoVoid; then one")
+    out.append("echoStruct, then 20 more with the same client (Python http.client, a new connection each).")
+    out.append("")
+    out.append("| engine | RSS after the load runs | cold start | first echoStruct | later echoStructs | first / later |")
+    out.append("|---|---:|---:|---:|---:|---:|")
     for p in peers:
         m = meta["peers"][p]
         rss_kib = m.get("rss_kib")
-        out.append(f"| {NAMES.get(p, p)} | {fmt(rss_kib / 1024 if rss_kib else None, 1)} MiB | {m.get('cold_ms', '-')} ms | {m.get('first_ms', '-')} ms |")
+        try:
+            ratio = f"{float(m['first_ms']) / float(m['stable_ms']):.1f}x"
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            ratio = "-"
+        out.append(f"| {NAMES.get(p, p)} | {fmt(rss_kib / 1024 if rss_kib else None, 1)} MiB | {m.get('cold_ms', '-')} ms | "
+                   f"{m.get('first_ms', '-')} ms | {m.get('stable_ms', '-')} ms | {ratio} |")
     if "osprey" in peers:
         out.append("")
         out.append("Osprey as a ratio of the others (requests/s at 16 connections; higher is better for Osprey):")
@@ -177,6 +233,8 @@ def main():
         return 0
     if cmd == "coldstart":
         return coldstart(int(sys.argv[2]), sys.argv[3:])
+    if cmd == "startup":
+        return startup(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
     if cmd == "rss":
         rss(int(sys.argv[2]))
         return 0
