@@ -145,7 +145,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .init();
     match cli.command {
         Command::Serve(a) => serve(a),
-        Command::Call(a) => runtime(None)?.block_on(call(a)),
+        Command::Call(a) => runtime()?.block_on(call(a)),
         Command::Wsdl(a) => {
             let service = osprey::service_by_name(&a.service)?;
             print!(
@@ -154,16 +154,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Bench(BenchCommand::Wstest(a)) => runtime(None)?.block_on(bench_wstest(a)),
+        Command::Bench(BenchCommand::Wstest(a)) => runtime()?.block_on(bench_wstest(a)),
     }
 }
 
-fn runtime(workers: Option<usize>) -> anyhow::Result<tokio::runtime::Runtime> {
-    let mut b = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = workers.filter(|n| *n > 0) {
-        b.worker_threads(n);
-    }
-    b.enable_all().build().context("starting the async runtime")
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
@@ -176,7 +175,12 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     }
     config.validate()?;
     let dispatcher = osprey::build_dispatcher(&config)?;
-    let rt = runtime(Some(config.server.workers))?;
+    // Connections are served by the transport's own per-core threads; this runtime only
+    // accepts, and waits for signals.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     rt.block_on(async {
         let running =
             osprey_container::run(&config, dispatcher, osprey_container::shutdown_signal()).await?;

@@ -48,7 +48,8 @@ pub struct ServerConfig {
     pub read_timeout: String,
     /// Time allowed for in-flight exchanges at shutdown.
     pub shutdown_grace: String,
-    /// Worker threads (0: one per core).
+    /// Threads serving connections, each with its own single-threaded runtime (0: one per
+    /// core).
     pub workers: usize,
 }
 

@@ -45,6 +45,7 @@ pub async fn run(
         max_body: config.limits.max_message_size,
         read_timeout: config.read_timeout().map_err(io::Error::other)?,
         shutdown_grace: config.shutdown_grace().map_err(io::Error::other)?,
+        workers: config.server.workers,
     };
     let dispatcher = Arc::new(dispatcher);
     let (stop_tx, stop_rx) = watch::channel(false);
