@@ -182,8 +182,9 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
-        let running =
-            osprey_container::run(&config, dispatcher, osprey_container::shutdown_signal()).await?;
+        // Handlers first: a signal that arrives once we are listening is always graceful.
+        let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
+        let running = osprey_container::run(&config, dispatcher, signals).await?;
         for addr in &running.addrs {
             for s in &config.services {
                 tracing::info!(

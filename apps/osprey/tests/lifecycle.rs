@@ -89,3 +89,33 @@ async fn shutdown_finishes_in_flight_requests() {
     // And the listener is gone.
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_shuts_down_gracefully_on_sigterm() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // Ready once it says where it serves (bounded: the first 20 lines).
+    let ready = lines
+        .by_ref()
+        .take(20)
+        .map_while(Result::ok)
+        .find(|l| l.contains("serving echo at"));
+    assert!(ready.is_some(), "no readiness line");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rest: Vec<String> = lines.take(20).map_while(Result::ok).collect();
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "exit {exit:?}, log {rest:?}");
+    assert!(rest.iter().any(|l| l.contains("shutting down")), "{rest:?}");
+}

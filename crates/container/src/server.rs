@@ -73,25 +73,31 @@ pub async fn run(
     Ok(Running { addrs, tasks })
 }
 
-/// Completes on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// A future that completes on SIGTERM or SIGINT (Ctrl-C). The handlers are installed
+/// when this is called, not when the future is first polled: call it before binding, so that
+/// a signal arriving once the container is ready always shuts it down gracefully.
+///
+/// # Errors
+/// When the signal handlers cannot be installed (or outside a tokio runtime).
+pub fn shutdown_signal() -> io::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {},
+                _ = int.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+            tracing::info!("shutting down: finishing in-flight requests");
+        })
     }
-    tracing::info!("shutting down: finishing in-flight requests");
+    #[cfg(not(unix))]
+    {
+        Ok(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("shutting down: finishing in-flight requests");
+        })
+    }
 }
