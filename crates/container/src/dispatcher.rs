@@ -176,7 +176,7 @@ impl Dispatcher {
         if let (true, Some(i)) = (wants_wsdl, self.registry.by_path(&msg.path)) {
             let e = self.registry.entry(i);
             let host = msg.host.as_deref().unwrap_or("127.0.0.1");
-            let doc = format!("{}http://{host}{}{}", e.wsdl.0, e.path, e.wsdl.1);
+            let doc = e.wsdl(&format!("http://{host}{}", e.path));
             return OutboundMessage::full(200, "text/xml; charset=utf-8", doc);
         }
         if msg.path == "/" {

@@ -15,10 +15,17 @@ pub(crate) struct Entry {
     pub path: String,
     pub service: Arc<dyn Service>,
     pub pipeline: Pipeline,
-    /// WSDL text before and after the endpoint address.
-    pub wsdl: (String, String),
+    /// WSDL text split where the endpoint address goes (once per port).
+    wsdl: Vec<String>,
     by_action: HashMap<String, usize>,
     by_element: Vec<(QName, usize)>,
+}
+
+impl Entry {
+    /// The service's WSDL with `address` as the location of every port.
+    pub(crate) fn wsdl(&self, address: &str) -> String {
+        self.wsdl.join(address)
+    }
 }
 
 /// Where a message goes: a service and one of its operations.
@@ -54,14 +61,11 @@ impl ServiceRegistry {
             "path {path} registered twice"
         );
         let def = service.definition();
-        let wsdl = osprey_wsdl::generate(def, ADDRESS_MARK);
-        let (before, after) = wsdl
-            .split_once(ADDRESS_MARK)
-            .expect("generated WSDL holds the address");
-        let wsdl = (
-            before.to_owned(),
-            after.replacen(ADDRESS_MARK, "", usize::MAX),
-        );
+        // Split wherever the address goes (every port), to splice in the request's Host.
+        let wsdl = osprey_wsdl::generate(def, ADDRESS_MARK)
+            .split(ADDRESS_MARK)
+            .map(str::to_owned)
+            .collect();
         let index = self.entries.len();
         let mut by_action = HashMap::new();
         let mut by_element = Vec::new();
