@@ -394,32 +394,13 @@ impl<'a> XmlReader<'a> {
             match self.inner.read_event().map_err(|e| self.malformed(e))? {
                 Event::Start(start) => {
                     depth += 1;
-                    if depth > self.limits.max_depth {
-                        return Err(self.limit("nesting depth", self.limits.max_depth));
-                    }
-                    self.elements += 1;
-                    if self.elements > self.limits.max_elements {
-                        return Err(self.limit("element count", self.limits.max_elements));
-                    }
-                    if start.name().0.len() > self.limits.max_name_len {
-                        return Err(self.limit("name length", self.limits.max_name_len));
-                    }
-                    let mut count = 0;
-                    for attr in start.attributes() {
+                    self.count_element(depth, start.name().0.len())?;
+                    for (i, attr) in start.attributes().enumerate() {
                         let attr = attr.map_err(|e| XmlError::Malformed {
                             offset: at,
                             message: e.to_string(),
                         })?;
-                        count += 1;
-                        if count > self.limits.max_attributes {
-                            return Err(self.limit("attribute count", self.limits.max_attributes));
-                        }
-                        if attr.key.0.len() > self.limits.max_name_len {
-                            return Err(self.limit("name length", self.limits.max_name_len));
-                        }
-                        if attr.value.len() > self.limits.max_text_len {
-                            return Err(self.limit("text length", self.limits.max_text_len));
-                        }
+                        self.check_attribute(i + 1, attr.key.0.len(), attr.value.len())?;
                     }
                 }
                 Event::End(_) => {
@@ -623,15 +604,8 @@ impl<'a> XmlReader<'a> {
             return Err(self.unexpected("a second root element"));
         }
         self.depth += 1;
-        if self.depth > self.limits.max_depth {
-            return Err(self.limit("nesting depth", self.limits.max_depth));
-        }
-        self.elements += 1;
-        if self.elements > self.limits.max_elements {
-            return Err(self.limit("element count", self.limits.max_elements));
-        }
-        let name = start.name();
-        let raw = self.name(name)?;
+        self.count_element(self.depth, start.name().0.len())?;
+        let raw = self.name(start.name())?;
 
         // Namespace declarations first: they apply to this element's own name and attributes.
         self.attrs.clear();
@@ -648,16 +622,11 @@ impl<'a> XmlReader<'a> {
                 message: e.to_string(),
             })?;
             count += 1;
-            if count > self.limits.max_attributes {
-                return Err(self.limit("attribute count", self.limits.max_attributes));
-            }
-            let key = self.name(attr.key)?;
             let value = attr
                 .normalized_value(XmlVersion::Implicit1_0)
                 .map_err(|e| self.escape_error(e, at))?;
-            if value.len() > self.limits.max_text_len {
-                return Err(self.limit("text length", self.limits.max_text_len));
-            }
+            self.check_attribute(count, attr.key.0.len(), value.len())?;
+            let key = self.name(attr.key)?;
             let value = self.rebase_cow(value);
             if key == "xmlns" {
                 self.ns.push(Binding {
@@ -719,12 +688,45 @@ impl<'a> XmlReader<'a> {
         }
     }
 
-    fn name(&self, name: RawName<'_>) -> Result<&'a str, XmlError> {
-        let s = name.0;
-        if s.len() > self.limits.max_name_len {
+    /// Counts an element opened at `depth`, whose name is `name_len` bytes, against the
+    /// depth, element-count and name-length limits (both the full and the skim path).
+    fn count_element(&mut self, depth: usize, name_len: usize) -> Result<(), XmlError> {
+        if depth > self.limits.max_depth {
+            return Err(self.limit("nesting depth", self.limits.max_depth));
+        }
+        self.elements += 1;
+        if self.elements > self.limits.max_elements {
+            return Err(self.limit("element count", self.limits.max_elements));
+        }
+        if name_len > self.limits.max_name_len {
             return Err(self.limit("name length", self.limits.max_name_len));
         }
-        self.rebase(s)
+        Ok(())
+    }
+
+    /// Checks the `count`th attribute of an element against the attribute-count,
+    /// name-length and text-length limits (both the full and the skim path).
+    fn check_attribute(
+        &self,
+        count: usize,
+        key_len: usize,
+        value_len: usize,
+    ) -> Result<(), XmlError> {
+        if count > self.limits.max_attributes {
+            return Err(self.limit("attribute count", self.limits.max_attributes));
+        }
+        if key_len > self.limits.max_name_len {
+            return Err(self.limit("name length", self.limits.max_name_len));
+        }
+        if value_len > self.limits.max_text_len {
+            return Err(self.limit("text length", self.limits.max_text_len));
+        }
+        Ok(())
+    }
+
+    /// Re-borrows a name for the input's lifetime (its length is checked by the callers).
+    fn name(&self, name: RawName<'_>) -> Result<&'a str, XmlError> {
+        self.rebase(name.0)
             .ok_or_else(|| self.unexpected("a name outside the input"))
     }
 
