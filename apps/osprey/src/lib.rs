@@ -36,10 +36,10 @@ pub fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
         let service = service_by_name(&s.name).with_context(|| format!("service at {}", s.path))?;
         let mut chain = Vec::new();
         for h in &s.handlers {
-            let handler = handlers::by_name(h.name()).with_context(|| {
+            let handler = handlers::by_name(h).with_context(|| {
                 format!(
                     "unknown handler {:?} for {} (known: {})",
-                    h.name(),
+                    h,
                     s.path,
                     handlers::NAMES.join(", ")
                 )
@@ -48,5 +48,5 @@ pub fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
         }
         registry.add(&s.path, service, Pipeline::new(chain));
     }
-    Ok(Dispatcher::new(registry, config.limits.to_limits()))
+    Ok(Dispatcher::new(registry, config.limits.clone()))
 }

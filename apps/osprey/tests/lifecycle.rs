@@ -35,11 +35,7 @@ async fn start_worker_service() -> Server {
     registry.add("/work", Arc::new(svc), Pipeline::default());
     let mut config = Config::default();
     config.server.listen = vec!["127.0.0.1:0".parse().unwrap()];
-    Server::start_with(
-        &config,
-        Dispatcher::new(registry, config.limits.to_limits()),
-    )
-    .await
+    Server::start_with(&config, Dispatcher::new(registry, config.limits.clone())).await
 }
 
 fn work(millis: u64, panic: bool) -> String {

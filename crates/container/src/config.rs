@@ -30,9 +30,9 @@ pub struct Config {
     /// Listener settings.
     #[serde(default)]
     pub server: ServerConfig,
-    /// Message limits.
+    /// Message limits (`[limits]`, the fields of [`osprey_xml::Limits`]).
     #[serde(default)]
-    pub limits: LimitsConfig,
+    pub limits: Limits,
     /// Hosted services.
     #[serde(default = "default_services", rename = "service")]
     pub services: Vec<ServiceConfig>,
@@ -64,47 +64,6 @@ impl Default for ServerConfig {
     }
 }
 
-/// `[limits]`: see [`osprey_xml::Limits`] for each field's meaning.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-#[allow(missing_docs)]
-pub struct LimitsConfig {
-    pub max_message_size: usize,
-    pub max_depth: usize,
-    pub max_elements: usize,
-    pub max_attributes: usize,
-    pub max_name_len: usize,
-    pub max_text_len: usize,
-}
-
-impl Default for LimitsConfig {
-    fn default() -> Self {
-        let l = Limits::default();
-        LimitsConfig {
-            max_message_size: l.max_message_size,
-            max_depth: l.max_depth,
-            max_elements: l.max_elements,
-            max_attributes: l.max_attributes,
-            max_name_len: l.max_name_len,
-            max_text_len: l.max_text_len,
-        }
-    }
-}
-
-impl LimitsConfig {
-    /// As parser limits.
-    pub fn to_limits(&self) -> Limits {
-        Limits {
-            max_message_size: self.max_message_size,
-            max_depth: self.max_depth,
-            max_elements: self.max_elements,
-            max_attributes: self.max_attributes,
-            max_name_len: self.max_name_len,
-            max_text_len: self.max_text_len,
-        }
-    }
-}
-
 /// One `[[service]]`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -115,24 +74,7 @@ pub struct ServiceConfig {
     pub path: String,
     /// Handlers of its chain, by name; each runs in the phase its type belongs to.
     #[serde(default)]
-    pub handlers: Vec<HandlerConfig>,
-}
-
-/// A handler in a chain: a name, or a table with options.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum HandlerConfig {
-    /// Just the handler's name.
-    Name(String),
-}
-
-impl HandlerConfig {
-    /// The handler's name.
-    pub fn name(&self) -> &str {
-        match self {
-            HandlerConfig::Name(n) => n,
-        }
-    }
+    pub handlers: Vec<String>,
 }
 
 fn default_services() -> Vec<ServiceConfig> {
@@ -147,7 +89,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             server: ServerConfig::default(),
-            limits: LimitsConfig::default(),
+            limits: Limits::default(),
             services: default_services(),
         }
     }
@@ -289,7 +231,7 @@ mod tests {
         let c = Config::parse("").unwrap();
         assert_eq!(c, Config::default());
         assert_eq!(c.services[0].path, "/wstest");
-        assert_eq!(c.limits.to_limits(), Limits::default());
+        assert_eq!(c.limits, Limits::default());
     }
 
     #[test]
@@ -310,7 +252,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.read_timeout().unwrap(), Duration::from_millis(500));
         assert_eq!(c.limits.max_depth, 10);
-        assert_eq!(c.services[0].handlers[0].name(), "access-log");
+        assert_eq!(c.services[0].handlers, ["access-log"]);
     }
 
     #[test]

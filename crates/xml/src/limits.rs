@@ -3,7 +3,15 @@
 /// Bounds the reader enforces while it reads, so that no input can make it use
 /// unbounded memory or stack. The defaults suit SOAP messages; every field can be set
 /// from the container's configuration.
+///
+/// With the `serde` feature it deserializes from a table whose missing keys keep their
+/// defaults (the container's `[limits]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Limits {
     /// Largest document accepted, in bytes (default 16 MiB).
     pub max_message_size: usize,
