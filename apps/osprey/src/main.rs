@@ -9,8 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use osprey_bench::{Operation, WsTestConfig};
 use osprey_container::Config;
 
-/// mimalloc: per-request allocations cost a fraction of glibc malloc's (measured with
-/// callgrind: malloc and free were 39 % of an echoVoid request's instructions).
+/// mimalloc: glibc malloc and free were a large share of each request's instructions
+/// (docs/benchmarks.md, "Where an Osprey request's time goes").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

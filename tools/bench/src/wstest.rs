@@ -319,7 +319,7 @@ pub async fn run_wstest(cfg: &WsTestConfig) -> Result<WsTestReport, String> {
                             first.get_or_insert(e);
                         }
                         // A broken connection stays broken: reconnect once, then give up.
-                        if let Ok(c) = HttpConnection::connect(conn_addr(&conn)).await {
+                        if let Ok(c) = HttpConnection::connect(conn.peer()).await {
                             conn = c;
                         }
                     }
@@ -356,10 +356,6 @@ pub async fn run_wstest(cfg: &WsTestConfig) -> Result<WsTestReport, String> {
         max_us: total.max() as f64 / 1000.0,
         mean_us: total.mean() / 1000.0,
     })
-}
-
-fn conn_addr(conn: &HttpConnection) -> SocketAddr {
-    conn.peer()
 }
 
 fn progress_bar(

@@ -3,9 +3,8 @@
 //!
 //! Thread per core: the accept loop hands each connection to one of N single-threaded
 //! runtimes (round robin), where the connection stays for its lifetime. No request wakes
-//! another thread, and no task moves between cores; measured against tokio's work-stealing
-//! scheduler on this 2-core machine it kept the one-thread figure for echoVoid (+14 %) and
-//! the two-thread figure for echoStruct (+50 %).
+//! another thread, and no task moves between cores (measured against tokio's work-stealing
+//! scheduler in docs/benchmarks.md, "echoVoid against the ceiling").
 
 use std::convert::Infallible;
 use std::future::Future;
