@@ -1,0 +1,89 @@
+//! The SQLite backend: one table of records, WAL journal, `synchronous=FULL`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection};
+
+use crate::{Backend, Reader, Record, StoreError, Write};
+
+pub(crate) struct SqliteBackend {
+    conn: Connection,
+}
+
+fn db_err(e: rusqlite::Error) -> StoreError {
+    StoreError::Database(e.to_string())
+}
+
+impl SqliteBackend {
+    pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
+        let open_err = |e: rusqlite::Error| StoreError::Open {
+            what: path.display().to_string(),
+            why: e.to_string(),
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(open_err)?;
+        // WAL lets the start-up reader and the writer work side by side; FULL makes a
+        // commit durable (the WAL is synced) before it is acknowledged.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open_err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS records (
+                 kind  TEXT NOT NULL,
+                 key   TEXT NOT NULL,
+                 value BLOB NOT NULL,
+                 PRIMARY KEY (kind, key)
+             ) WITHOUT ROWID;",
+        )
+        .map_err(open_err)?;
+        Ok(SqliteBackend { conn })
+    }
+}
+
+impl Backend for SqliteBackend {
+    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(db_err)?;
+        {
+            let mut put = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(db_err)?;
+            let mut delete = tx
+                .prepare_cached("DELETE FROM records WHERE kind = ?1 AND key = ?2")
+                .map_err(db_err)?;
+            for w in writes {
+                match w {
+                    Write::Put { kind, key, value } => {
+                        put.execute(params![kind, key, value]).map_err(db_err)?;
+                    }
+                    Write::Delete { kind, key } => {
+                        delete.execute(params![kind, key]).map_err(db_err)?;
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(db_err)
+    }
+}
+
+impl Reader for SqliteBackend {
+    fn load(&mut self, kind: &str) -> Result<Vec<Record>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM records WHERE kind = ?1 ORDER BY key")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map(params![kind], |row| {
+                Ok(Record {
+                    key: row.get(0)?,
+                    value: row.get(1)?,
+                })
+            })
+            .map_err(db_err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+    }
+}
