@@ -4,21 +4,108 @@
 
 pub mod call;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use osprey_container::{handlers, Config, Dispatcher, Pipeline, Service, ServiceRegistry};
+use osprey_counter::CounterState;
+use osprey_store::Store;
+use osprey_wsrf::notify::DeliveryConfig;
+use osprey_wsrf::{Clock, HomeConfig, ResourceHome, SystemClock};
 
 /// Built-in services a configuration can name.
-pub const SERVICES: [&str; 1] = ["echo"];
+pub const SERVICES: [&str; 2] = ["echo", "counter"];
+
+/// What the stateful services of one container share: one store (opened when the
+/// first stateful service is built), the clock and the notification settings.
+pub struct State {
+    dir: Option<PathBuf>,
+    store: Option<Store>,
+    delivery: DeliveryConfig,
+    clock: Arc<dyn Clock>,
+}
+
+impl State {
+    /// State kept under `config.data.dir`, with `config.notifications` for delivery.
+    ///
+    /// # Errors
+    /// When `[notifications]` has unknown keys or wrong values.
+    pub fn new(config: &Config) -> anyhow::Result<Self> {
+        let delivery: DeliveryConfig = toml::Value::Table(config.notifications.clone())
+            .try_into()
+            .context("invalid [notifications]")?;
+        Ok(State {
+            dir: Some(config.data.dir.clone()),
+            store: None,
+            delivery,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// State in memory only (for printing a WSDL, say): nothing is kept.
+    pub fn ephemeral() -> Self {
+        State {
+            dir: None,
+            store: None,
+            delivery: DeliveryConfig::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// The store, opened on first use (at start-up).
+    ///
+    /// # Errors
+    /// When the database cannot be opened.
+    pub fn store(&mut self) -> anyhow::Result<Store> {
+        if let Some(s) = &self.store {
+            return Ok(s.clone());
+        }
+        let store = match &self.dir {
+            Some(dir) => {
+                let path = dir.join("osprey.db");
+                Store::open_sqlite(&path)
+                    .with_context(|| format!("opening the state store {}", path.display()))?
+            }
+            None => Store::open_sqlite(Path::new(":memory:")).context("opening a memory store")?,
+        };
+        self.store = Some(store.clone());
+        Ok(store)
+    }
+
+    /// The counter resources, loaded from the store. Their sweeper (scheduled
+    /// destruction) runs when a tokio runtime is current.
+    ///
+    /// # Errors
+    /// When the store cannot be opened or read.
+    pub fn counter_home(&mut self) -> anyhow::Result<Arc<ResourceHome<CounterState>>> {
+        let store = self.store()?;
+        let home = ResourceHome::open(
+            HomeConfig {
+                kind: "counter".into(),
+                key_name: osprey_counter::COUNTER_KEY,
+                delivery: self.delivery.clone(),
+            },
+            store,
+            self.clock.clone(),
+        )
+        .context("loading counters")?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            home.start_sweeper(Duration::from_millis(250));
+        }
+        Ok(home)
+    }
+}
 
 /// The service a configuration names.
 ///
 /// # Errors
-/// When no built-in service has that name.
-pub fn service_by_name(name: &str) -> anyhow::Result<Arc<dyn Service>> {
+/// When no built-in service has that name, or its state cannot be loaded.
+pub fn service_by_name(name: &str, state: &mut State) -> anyhow::Result<Arc<dyn Service>> {
     match name {
         "echo" => Ok(Arc::new(osprey_echo::service())),
+        "counter" => Ok(Arc::new(osprey_counter::service(&state.counter_home()?))),
         _ => bail!(
             "unknown service {name:?} (built-in services: {})",
             SERVICES.join(", ")
@@ -26,14 +113,18 @@ pub fn service_by_name(name: &str) -> anyhow::Result<Arc<dyn Service>> {
     }
 }
 
-/// The dispatcher for `config`: every service, chain and WSDL built now.
+/// The dispatcher for `config`: every service, chain and WSDL built now, and the state
+/// of stateful services loaded. Call it inside a tokio runtime so that their background
+/// work (scheduled destruction) starts.
 ///
 /// # Errors
-/// When the configuration names an unknown service or handler.
+/// When the configuration names an unknown service or handler, or state cannot load.
 pub fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
     let mut registry = ServiceRegistry::new();
+    let mut state = State::new(config)?;
     for s in &config.services {
-        let service = service_by_name(&s.name).with_context(|| format!("service at {}", s.path))?;
+        let service = service_by_name(&s.name, &mut state)
+            .with_context(|| format!("service at {}", s.path))?;
         let mut chain = Vec::new();
         for h in &s.handlers {
             let handler = handlers::by_name(h).with_context(|| {

@@ -27,7 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the container (default: the echo service at http://127.0.0.1:8080/wstest).
+    /// Run the container (default: echo at http://127.0.0.1:8080/wstest and the WSRF
+    /// counter at /counter, state in ./osprey-data).
     Serve(ServeArgs),
     /// Call an operation of any SOAP service, reading its WSDL at run time.
     Call(CallArgs),
@@ -40,7 +41,7 @@ enum Command {
 
 #[derive(Args)]
 struct WsdlArgs {
-    /// The built-in service (echo).
+    /// The built-in service (echo, counter).
     #[arg(default_value = "echo")]
     service: String,
     /// Endpoint address written into the WSDL.
@@ -56,6 +57,9 @@ struct ServeArgs {
     /// Listen address (repeatable); replaces the configured ones.
     #[arg(long)]
     listen: Vec<SocketAddr>,
+    /// Directory for the state of stateful services (default: ./osprey-data).
+    #[arg(long)]
+    data: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -147,7 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(a) => serve(a),
         Command::Call(a) => runtime()?.block_on(call(a)),
         Command::Wsdl(a) => {
-            let service = osprey::service_by_name(&a.service)?;
+            let service = osprey::service_by_name(&a.service, &mut osprey::State::ephemeral())?;
             print!(
                 "{}",
                 osprey_wsdl::generate(service.definition(), &a.address)
@@ -173,8 +177,10 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     if !a.listen.is_empty() {
         config.server.listen = a.listen;
     }
+    if let Some(dir) = a.data {
+        config.data.dir = dir;
+    }
     config.validate()?;
-    let dispatcher = osprey::build_dispatcher(&config)?;
     // Connections are served by the transport's own per-core threads; this runtime only
     // accepts, and waits for signals.
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -182,6 +188,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
+        let dispatcher = osprey::build_dispatcher(&config)?;
         // Handlers first: a signal that arrives once we are listening is always graceful.
         let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
         let running = osprey_container::run(&config, dispatcher, signals).await?;

@@ -14,6 +14,8 @@ pub const ECHO_VOID: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 /// A running container; stops when dropped (or explicitly, to test shutdown).
 pub struct Server {
     pub addr: SocketAddr,
+    /// The state directory of stateful services, removed when the server is dropped.
+    pub data: Option<tempfile::TempDir>,
     stop: Option<oneshot::Sender<()>>,
     pub done: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -22,7 +24,12 @@ impl Server {
     pub async fn start(config_toml: &str) -> Server {
         let mut config = Config::parse(config_toml).expect("test config is valid");
         config.server.listen = vec!["127.0.0.1:0".parse().unwrap()];
-        Self::start_with(&config, osprey::build_dispatcher(&config).unwrap()).await
+        let data = tempfile::tempdir().unwrap();
+        config.data.dir = data.path().to_owned();
+        let mut server =
+            Self::start_with(&config, osprey::build_dispatcher(&config).unwrap()).await;
+        server.data = Some(data);
+        server
     }
 
     pub async fn start_with(config: &Config, dispatcher: Dispatcher) -> Server {
@@ -36,6 +43,7 @@ impl Server {
         let done = tokio::spawn(running.wait());
         Server {
             addr,
+            data: None,
             stop: Some(tx),
             done: Some(done),
         }

@@ -277,21 +277,53 @@ impl MessageHeaders {
         if let Some(id) = &self.message_id {
             text(&mut w, "RelatesTo", id);
         }
-        for p in dest.iter().flat_map(|d| &d.reference_parameters) {
-            let scope = osprey_xml::Scope::default();
-            let mut r = XmlReader::fragment(p, 0, &scope, &Limits::default());
-            let Some(start) = r.next_child()? else {
-                continue;
-            };
-            copy_element(
-                &mut r,
-                &start,
-                &mut w,
-                &[("wsa", WSA_NS, "IsReferenceParameter", "true")],
-            )?;
+        if let Some(d) = dest {
+            write_reference_parameters(d, &mut w)?;
         }
         Ok(w.into_bytes())
     }
+}
+
+/// The addressing headers of a request (or one-way message) to `dest` (SOAP Binding
+/// §2.3): `To` (its address), `Action`, `MessageID`, and each of its reference
+/// parameters as a header block marked `wsa:IsReferenceParameter="true"`.
+///
+/// # Errors
+/// [`XmlError`] when a reference parameter is not well-formed XML.
+pub fn request_headers(
+    dest: &EndpointReference,
+    action: &str,
+    message_id: &str,
+) -> Result<Vec<u8>, XmlError> {
+    let mut w = XmlWriter::with_capacity(512);
+    for (local, value) in [
+        ("To", dest.address.as_str()),
+        ("Action", action),
+        ("MessageID", message_id),
+    ] {
+        w.start(WSA_NS, local);
+        w.text(value);
+        w.end();
+    }
+    write_reference_parameters(dest, &mut w)?;
+    Ok(w.into_bytes())
+}
+
+fn write_reference_parameters(dest: &EndpointReference, w: &mut XmlWriter) -> Result<(), XmlError> {
+    for p in &dest.reference_parameters {
+        let scope = osprey_xml::Scope::default();
+        let mut r = XmlReader::fragment(p, 0, &scope, &Limits::default());
+        let Some(start) = r.next_child()? else {
+            continue;
+        };
+        copy_element(
+            &mut r,
+            &start,
+            w,
+            &[("wsa", WSA_NS, "IsReferenceParameter", "true")],
+        )?;
+    }
+    Ok(())
 }
 
 /// A fresh `urn:uuid:` message identifier (random, version 4 layout).

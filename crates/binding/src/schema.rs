@@ -9,6 +9,12 @@ pub enum TypeDesc {
     Complex(ComplexType),
     /// A string restricted to an enumeration of values.
     Enumeration(EnumType),
+    /// Open content: elements of any name, processed laxly (`xsd:any`). As a field's type
+    /// the particle is an `xsd:any` with the field's occurrence bounds; as an element's
+    /// type, a complex type holding any number of any elements. For vocabularies whose
+    /// content is another document's elements (WSRF property values, notification
+    /// messages), with codecs written by hand.
+    AnyContent,
 }
 
 /// A complex type whose content is an `xsd:sequence` of elements.
@@ -64,6 +70,7 @@ impl TypeDesc {
             TypeDesc::Builtin(n) => (XSD_NS, n),
             TypeDesc::Complex(c) => (c.namespace, c.name),
             TypeDesc::Enumeration(e) => (e.namespace, e.name),
+            TypeDesc::AnyContent => (XSD_NS, "anyType"),
         }
     }
 }

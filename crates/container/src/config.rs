@@ -9,6 +9,13 @@
 //! max_message_size = 16777216
 //! max_depth = 64
 //!
+//! [data]
+//! dir = "osprey-data"      # where stateful services keep their state (SQLite)
+//!
+//! [notifications]          # WS-BaseNotification delivery (osprey-wsrf's DeliveryConfig)
+//! attempts = 5
+//! on_failure = "drop"      # or "unsubscribe"
+//!
 //! [[service]]
 //! name = "echo"            # which built-in service
 //! path = "/wstest"
@@ -16,7 +23,7 @@
 //! ```
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use osprey_xml::Limits;
@@ -33,9 +40,33 @@ pub struct Config {
     /// Message limits (`[limits]`, the fields of [`osprey_xml::Limits`]).
     #[serde(default)]
     pub limits: Limits,
+    /// Where stateful services keep their state.
+    #[serde(default)]
+    pub data: DataConfig,
+    /// Notification delivery settings, read by `osprey-wsrf` (`DeliveryConfig`), which
+    /// checks their names and values.
+    #[serde(default)]
+    pub notifications: toml::Table,
     /// Hosted services.
     #[serde(default = "default_services", rename = "service")]
     pub services: Vec<ServiceConfig>,
+}
+
+/// `[data]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DataConfig {
+    /// Directory of the SQLite database (`osprey-data`, relative to the working
+    /// directory).
+    pub dir: PathBuf,
+}
+
+impl Default for DataConfig {
+    fn default() -> Self {
+        DataConfig {
+            dir: PathBuf::from("osprey-data"),
+        }
+    }
 }
 
 /// `[server]`.
@@ -78,11 +109,18 @@ pub struct ServiceConfig {
 }
 
 fn default_services() -> Vec<ServiceConfig> {
-    vec![ServiceConfig {
-        name: "echo".into(),
-        path: "/wstest".into(),
-        handlers: Vec::new(),
-    }]
+    vec![
+        ServiceConfig {
+            name: "echo".into(),
+            path: "/wstest".into(),
+            handlers: Vec::new(),
+        },
+        ServiceConfig {
+            name: "counter".into(),
+            path: "/counter".into(),
+            handlers: Vec::new(),
+        },
+    ]
 }
 
 impl Default for Config {
@@ -90,6 +128,8 @@ impl Default for Config {
         Config {
             server: ServerConfig::default(),
             limits: Limits::default(),
+            data: DataConfig::default(),
+            notifications: toml::Table::new(),
             services: default_services(),
         }
     }

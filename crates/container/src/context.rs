@@ -20,6 +20,8 @@ pub struct MessageContext {
     pub envelope: Envelope,
     /// The request path.
     pub path: String,
+    /// The HTTP `Host` header (`host:port`), if the request had one.
+    pub host: Option<String>,
     /// HTTP `SOAPAction` (1.1) or the `action` media-type parameter (1.2).
     pub soap_action: Option<String>,
     /// WS-Addressing headers, once the addressing handler has read them.

@@ -72,6 +72,7 @@ impl Dispatcher {
             bytes,
             envelope,
             path: msg.path,
+            host: msg.host,
             soap_action,
             addressing: None,
             response_headers: Vec::new(),

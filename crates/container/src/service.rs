@@ -94,6 +94,7 @@ impl TypedService {
                     name: name.into(),
                     namespace: namespace.into(),
                     operations: Vec::new(),
+                    resource_properties: None,
                 },
                 operations: Vec::new(),
             },
@@ -102,9 +103,30 @@ impl TypedService {
 }
 
 impl TypedServiceBuilder {
-    /// Adds operation `name` with request action `action`, answered by `f`.
+    /// Adds operation `name` with request action `action`, answered by `f`; the
+    /// response action is `action` + `Response`.
     #[must_use]
-    pub fn operation<Req, Resp, F, Fut>(mut self, name: &str, action: &str, f: F) -> Self
+    pub fn operation<Req, Resp, F, Fut>(self, name: &str, action: &str, f: F) -> Self
+    where
+        Req: XmlElement + Send + 'static,
+        Resp: XmlElement + Send + 'static,
+        F: Fn(Req, &MessageContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Resp, Fault>> + Send + 'static,
+    {
+        let output_action = format!("{action}Response");
+        self.operation_with_actions(name, action, &output_action, f)
+    }
+
+    /// Adds operation `name` with request action `action` and response action
+    /// `output_action` (for contracts that name both, like WSRF's), answered by `f`.
+    #[must_use]
+    pub fn operation_with_actions<Req, Resp, F, Fut>(
+        mut self,
+        name: &str,
+        action: &str,
+        output_action: &str,
+        f: F,
+    ) -> Self
     where
         Req: XmlElement + Send + 'static,
         Resp: XmlElement + Send + 'static,
@@ -117,7 +139,7 @@ impl TypedServiceBuilder {
             .push(OperationDefinition {
                 name: name.into(),
                 action: action.into(),
-                output_action: format!("{action}Response"),
+                output_action: output_action.into(),
                 input: ElementDefinition::of::<Req>(),
                 output: ElementDefinition::of::<Resp>(),
             });
@@ -125,6 +147,15 @@ impl TypedServiceBuilder {
             f,
             _types: PhantomData,
         }));
+        self
+    }
+
+    /// Declares the service's resource property document (WS-ResourceProperties): the
+    /// element is added to the WSDL's types and named by the port type's
+    /// `wsrf-rp:ResourceProperties` attribute.
+    #[must_use]
+    pub fn resource_properties<T: XmlElement>(mut self) -> Self {
+        self.service.definition.resource_properties = Some(ElementDefinition::of::<T>());
         self
     }
 

@@ -96,6 +96,7 @@ pub struct StoreStats {
 }
 
 struct Job {
+    seq: u64,
     writes: Vec<Write>,
     done: oneshot::Sender<Result<(), StoreError>>,
 }
@@ -112,7 +113,9 @@ pub struct Store {
 }
 
 struct Inner {
-    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    /// The queue to the writer, and the sequence number of the last job queued.
+    jobs: Mutex<(Option<mpsc::Sender<Job>>, u64)>,
+    durable: tokio::sync::watch::Receiver<u64>,
     reader: Mutex<Box<dyn Reader>>,
     shared: Arc<Shared>,
     writer: Mutex<Option<JoinHandle<()>>>,
@@ -148,6 +151,7 @@ impl Store {
 
     fn start(backend: Box<dyn Backend>, reader: Box<dyn Reader>) -> Store {
         let (tx, rx) = mpsc::channel::<Job>();
+        let (durable_tx, durable) = tokio::sync::watch::channel(0u64);
         let shared = Arc::new(Shared {
             commits: AtomicU64::new(0),
             writes: AtomicU64::new(0),
@@ -155,11 +159,12 @@ impl Store {
         let s = shared.clone();
         let writer = std::thread::Builder::new()
             .name("osprey-store".into())
-            .spawn(move || write_loop(backend, &rx, &s))
+            .spawn(move || write_loop(backend, &rx, &s, &durable_tx))
             .expect("spawning the store writer thread");
         Store {
             inner: Arc::new(Inner {
-                jobs: Mutex::new(Some(tx)),
+                jobs: Mutex::new((Some(tx), 0)),
+                durable,
                 reader: Mutex::new(reader),
                 shared,
                 writer: Mutex::new(Some(writer)),
@@ -171,15 +176,33 @@ impl Store {
     /// returns a future that resolves once they are durable.
     pub fn submit(&self, writes: Vec<Write>) -> Commit {
         let (done, rx) = oneshot::channel();
+        let mut seq = 0;
         let sent = match self.inner.jobs.lock() {
-            Ok(jobs) => match jobs.as_ref() {
-                Some(tx) => tx.send(Job { writes, done }).is_ok(),
-                None => false,
-            },
+            Ok(mut jobs) => {
+                let (tx, last) = &mut *jobs;
+                *last += 1;
+                seq = *last;
+                match tx.as_ref() {
+                    Some(tx) => tx.send(Job { seq, writes, done }).is_ok(),
+                    None => false,
+                }
+            }
             Err(_) => false,
         };
         Commit {
+            seq,
             rx: sent.then_some(rx),
+        }
+    }
+
+    /// Resolves once the write whose [`Commit::seq`] is `seq`, and every write queued
+    /// before it, has been committed (or has failed: its own [`Commit`] says which).
+    /// For work that must follow a write without holding its `Commit`, such as a
+    /// notification of a change.
+    pub fn after(&self, seq: u64) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.inner.durable.clone();
+        async move {
+            let _ = rx.wait_for(|&d| d >= seq).await;
         }
     }
 
@@ -203,7 +226,7 @@ impl Store {
     /// Stops accepting writes, commits what is queued and waits for the writer to end.
     pub fn close(&self) {
         if let Ok(mut jobs) = self.inner.jobs.lock() {
-            jobs.take();
+            jobs.0.take();
         }
         let handle = self.inner.writer.lock().ok().and_then(|mut w| w.take());
         if let Some(h) = handle {
@@ -220,12 +243,19 @@ impl std::fmt::Debug for Store {
     }
 }
 
-fn write_loop(mut backend: Box<dyn Backend>, rx: &mpsc::Receiver<Job>, shared: &Shared) {
+fn write_loop(
+    mut backend: Box<dyn Backend>,
+    rx: &mpsc::Receiver<Job>,
+    shared: &Shared,
+    durable: &tokio::sync::watch::Sender<u64>,
+) {
     let mut batch: Vec<Write> = Vec::new();
     let mut waiting: Vec<oneshot::Sender<Result<(), StoreError>>> = Vec::new();
     while let Ok(first) = rx.recv() {
         let mut job = Some(first);
+        let mut last_seq = 0;
         while let Some(j) = job.take() {
+            last_seq = j.seq;
             batch.extend(j.writes);
             waiting.push(j.done);
             if batch.len() >= MAX_BATCH {
@@ -246,6 +276,7 @@ fn write_loop(mut backend: Box<dyn Backend>, rx: &mpsc::Receiver<Job>, shared: &
         for done in waiting.drain(..) {
             let _ = done.send(result.clone());
         }
+        durable.send_replace(last_seq);
         batch.clear();
     }
 }
@@ -253,7 +284,15 @@ fn write_loop(mut backend: Box<dyn Backend>, rx: &mpsc::Receiver<Job>, shared: &
 /// Resolves when the writes it was returned for are durable.
 #[must_use = "a write is only durable once its Commit resolves"]
 pub struct Commit {
+    seq: u64,
     rx: Option<oneshot::Receiver<Result<(), StoreError>>>,
+}
+
+impl Commit {
+    /// The write's place in the store's queue (see [`Store::after`]).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
 }
 
 impl Future for Commit {

@@ -76,3 +76,17 @@ fn an_unopenable_path_is_a_clear_error() {
     let err = Store::open_sqlite(&file.join("s.db")).unwrap_err();
     assert!(matches!(err, StoreError::Open { .. }), "{err}");
 }
+
+#[test]
+fn after_resolves_once_the_write_is_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&dir.path().join("s.db")).unwrap();
+    rt().block_on(async {
+        let c = store.submit(vec![Write::put("k", "1", b"v".to_vec())]);
+        let seq = c.seq();
+        store.after(seq).await;
+        // Committed before `after` resolved: a fresh reader sees it.
+        assert_eq!(store.load("k").unwrap().len(), 1);
+        c.await.unwrap();
+    });
+}

@@ -11,6 +11,8 @@ pub struct ServiceDefinition {
     pub namespace: String,
     /// The operations, in order.
     pub operations: Vec<OperationDefinition>,
+    /// The resource property document of a WS-Resource's port type, if it has one.
+    pub resource_properties: Option<ElementDefinition>,
 }
 
 /// One request/response operation, document/literal wrapped.

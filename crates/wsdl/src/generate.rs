@@ -5,7 +5,13 @@ use std::collections::BTreeMap;
 use osprey_binding::{ComplexType, FieldDesc, MaxOccurs, TypeDesc};
 use osprey_xml::XmlWriter;
 
-use crate::{ServiceDefinition, SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSAM_NS, WSDL_NS};
+use crate::{
+    ElementDefinition, ServiceDefinition, SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSAM_NS, WSDL_NS,
+};
+
+/// WS-ResourceProperties, whose `ResourceProperties` attribute a WS-Resource's port type
+/// carries.
+const WSRF_RP_NS: &str = "http://docs.oasis-open.org/wsrf/rp-2";
 
 const XSD: &str = osprey_binding::XSD_NS;
 
@@ -14,17 +20,27 @@ const XSD: &str = osprey_binding::XSD_NS;
 ///
 /// ```
 /// # use osprey_wsdl::*;
-/// let def = ServiceDefinition { name: "Empty".into(), namespace: "urn:e".into(), operations: vec![] };
+/// let def = ServiceDefinition {
+///     name: "Empty".into(),
+///     namespace: "urn:e".into(),
+///     operations: vec![],
+///     resource_properties: None,
+/// };
 /// assert!(generate(&def, "http://127.0.0.1:8080/e").contains(r#"location="http://127.0.0.1:8080/e""#));
 /// ```
 pub fn generate(def: &ServiceDefinition, address: &str) -> String {
     let mut g = Gen::default();
     g.prefix(&def.namespace);
-    for op in &def.operations {
-        for el in [op.input, op.output] {
-            g.prefix(el.ns);
-            g.collect((el.ty)(), true);
-        }
+    // Global elements: every payload, and the resource property document.
+    let elements: Vec<ElementDefinition> = def
+        .operations
+        .iter()
+        .flat_map(|op| [op.input, op.output])
+        .chain(def.resource_properties)
+        .collect();
+    for el in &elements {
+        g.prefix(el.ns);
+        g.collect((el.ty)(), true);
     }
     let tns = def.namespace.as_str();
     let name = def.name.as_str();
@@ -51,7 +67,7 @@ pub fn generate(def: &ServiceDefinition, address: &str) -> String {
         w.attribute("elementFormDefault", "qualified");
         for other in namespaces.iter().filter(|o| o != &ns) {
             if g.types.values().any(|t| t.qname().0 == other.as_str())
-                || def.operations.iter().any(|o| o.input.ns == other.as_str())
+                || elements.iter().any(|e| e.ns == other.as_str())
             {
                 w.start_prefixed("xsd", "import");
                 w.attribute("namespace", other);
@@ -62,24 +78,29 @@ pub fn generate(def: &ServiceDefinition, address: &str) -> String {
             g.write_named_type(w, t);
         }
         let mut seen = Vec::new();
-        for op in &def.operations {
-            for el in [op.input, op.output] {
-                if el.ns != ns.as_str() || seen.contains(&el.local) {
-                    continue;
-                }
-                seen.push(el.local);
-                w.start_prefixed("xsd", "element");
-                w.attribute("name", el.local);
-                match (el.ty)() {
-                    TypeDesc::Complex(c) if c.anonymous => {
-                        w.start_prefixed("xsd", "complexType");
-                        g.write_sequence(w, c);
-                        w.end();
-                    }
-                    other => w.attribute("type", &g.type_ref(other)),
-                }
-                w.end();
+        for el in &elements {
+            if el.ns != ns.as_str() || seen.contains(&el.local) {
+                continue;
             }
+            seen.push(el.local);
+            w.start_prefixed("xsd", "element");
+            w.attribute("name", el.local);
+            match (el.ty)() {
+                TypeDesc::Complex(c) if c.anonymous => {
+                    w.start_prefixed("xsd", "complexType");
+                    g.write_sequence(w, c);
+                    w.end();
+                }
+                TypeDesc::AnyContent => {
+                    w.start_prefixed("xsd", "complexType");
+                    w.start_prefixed("xsd", "sequence");
+                    write_any(w, 0, MaxOccurs::Unbounded);
+                    w.end();
+                    w.end();
+                }
+                other => w.attribute("type", &g.type_ref(other)),
+            }
+            w.end();
         }
         w.end();
     }
@@ -100,6 +121,11 @@ pub fn generate(def: &ServiceDefinition, address: &str) -> String {
     let tp = &g.prefixes[tns];
     w.start_prefixed("wsdl", "portType");
     w.attribute("name", &format!("{name}PortType"));
+    if let Some(rp) = &def.resource_properties {
+        // WS-ResourceProperties §4.2: the port type names its property document.
+        w.declare("wsrf-rp", WSRF_RP_NS);
+        w.attribute("wsrf-rp:ResourceProperties", &el_ref(&g, rp.ns, rp.local));
+    }
     for op in &def.operations {
         w.start_prefixed("wsdl", "operation");
         w.attribute("name", &op.name);
@@ -179,7 +205,7 @@ impl Gen {
     /// Records `t` and everything it refers to; `top` is a payload element's own type.
     fn collect(&mut self, t: &'static TypeDesc, top: bool) {
         match t {
-            TypeDesc::Builtin(_) => {}
+            TypeDesc::Builtin(_) | TypeDesc::AnyContent => {}
             TypeDesc::Enumeration(e) => {
                 self.prefix(e.namespace);
                 self.types
@@ -203,6 +229,7 @@ impl Gen {
     fn type_ref(&self, t: &TypeDesc) -> String {
         match t {
             TypeDesc::Builtin(n) => format!("xsd:{n}"),
+            TypeDesc::AnyContent => "xsd:anyType".to_owned(),
             other => {
                 let (ns, name) = other.qname();
                 format!("{}:{name}", self.prefixes[ns])
@@ -231,7 +258,7 @@ impl Gen {
                 w.end();
                 w.end();
             }
-            TypeDesc::Builtin(_) => {}
+            TypeDesc::Builtin(_) | TypeDesc::AnyContent => {}
         }
     }
 
@@ -244,6 +271,10 @@ impl Gen {
     }
 
     fn write_particle(&self, w: &mut XmlWriter, f: &FieldDesc) {
+        if let TypeDesc::AnyContent = (f.ty)() {
+            write_any(w, f.min_occurs, f.max_occurs);
+            return;
+        }
         w.start_prefixed("xsd", "element");
         w.attribute("name", f.name);
         w.attribute("type", &self.type_ref((f.ty)()));
@@ -255,4 +286,18 @@ impl Gen {
         }
         w.end();
     }
+}
+
+/// An `xsd:any` particle: elements of another namespace, checked laxly.
+fn write_any(w: &mut XmlWriter, min_occurs: u32, max_occurs: MaxOccurs) {
+    w.start_prefixed("xsd", "any");
+    w.attribute("namespace", "##any");
+    w.attribute("processContents", "lax");
+    if min_occurs != 1 {
+        w.attribute("minOccurs", &min_occurs.to_string());
+    }
+    if max_occurs == MaxOccurs::Unbounded {
+        w.attribute("maxOccurs", "unbounded");
+    }
+    w.end();
 }

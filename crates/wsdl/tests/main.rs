@@ -25,6 +25,7 @@ fn service(ops: &[(String, String)]) -> ServiceDefinition {
     ServiceDefinition {
         name: "Svc".into(),
         namespace: "urn:t".into(),
+        resource_properties: None,
         operations: ops
             .iter()
             .map(|(name, action)| OperationDefinition {
