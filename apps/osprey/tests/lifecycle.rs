@@ -92,8 +92,10 @@ async fn the_binary_shuts_down_gracefully_on_sigterm() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
 
+    let data = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

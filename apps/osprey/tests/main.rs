@@ -8,5 +8,6 @@ mod support;
 mod addressing;
 mod bad_input;
 mod call;
+mod counter;
 mod echo;
 mod lifecycle;

@@ -16,6 +16,7 @@
 //! Protocol parts ([`messages`], [`topic`], [`xpath`], [`doc`], [`WsrfError`]) do no
 //! I/O and read no clock.
 
+pub mod client;
 pub mod clock;
 pub mod doc;
 mod error;
@@ -32,4 +33,5 @@ pub use error::WsrfError;
 pub use home::{
     HomeConfig, ResourceHome, ResourceState, CURRENT_TIME, SUBSCRIPTION_KEY, TERMINATION_TIME,
 };
+pub use osprey_addressing::EndpointReference;
 pub use service::{endpoint_address, fault, reference_parameter, with_wsrf};

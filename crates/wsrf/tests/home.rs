@@ -1,6 +1,8 @@
 //! ResourceHome over a real SQLite store, with a manual clock: lifetimes are tested by
 //! moving time, never by sleeping.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use std::sync::Arc;
 use std::time::Duration;
 

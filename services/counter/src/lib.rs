@@ -6,10 +6,13 @@
 //! from [`osprey_wsrf::with_wsrf`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use osprey_binding::XmlType;
 use osprey_container::TypedService;
+use osprey_wsrf::client::{ClientError, WsrfClient};
 use osprey_wsrf::messages::Epr;
+use osprey_wsrf::EndpointReference;
 use osprey_wsrf::{
     endpoint_address, fault, reference_parameter, with_wsrf, ResourceHome, ResourceState,
 };
@@ -17,6 +20,9 @@ use osprey_xml::QName;
 
 /// The counter's target namespace.
 pub const NS: &str = "urn:osprey:counter";
+
+/// The `Value` resource property (and the topic of its changes).
+pub const VALUE: QName = QName::new_static(NS, "Value");
 
 /// The reference parameter that carries a counter's key.
 pub const COUNTER_KEY: QName = QName::new_static(NS, "CounterKey");
@@ -112,4 +118,67 @@ pub fn service(home: &Arc<ResourceHome<CounterState>>) -> TypedService {
         }
     });
     with_wsrf(b, home).build()
+}
+
+/// A typed client for counters.
+#[derive(Clone, Debug)]
+pub struct CounterClient {
+    /// The WSRF client underneath (property, lifetime and subscription calls).
+    pub wsrf: WsrfClient,
+    service: EndpointReference,
+}
+
+impl CounterClient {
+    /// A client of the counter service at `url` (`http://host:port/counter`).
+    pub fn new(url: &str, timeout: Duration) -> Self {
+        CounterClient {
+            wsrf: WsrfClient::new(timeout),
+            service: EndpointReference::new(url),
+        }
+    }
+
+    /// Creates a counter; returns its endpoint reference.
+    ///
+    /// # Errors
+    /// [`ClientError`] from the exchange.
+    pub async fn create(&self) -> Result<EndpointReference, ClientError> {
+        let r: CreateCounterResponse = self
+            .wsrf
+            .call(
+                &self.service,
+                "urn:osprey:counter/createCounter",
+                &CreateCounter {},
+            )
+            .await?;
+        Ok(r.endpoint_reference.0)
+    }
+
+    /// Adds `value` to the counter at `epr`; returns the new value.
+    ///
+    /// # Errors
+    /// [`ClientError`] from the exchange.
+    pub async fn add(&self, epr: &EndpointReference, value: i32) -> Result<i32, ClientError> {
+        let r: AddResponse = self
+            .wsrf
+            .call(epr, "urn:osprey:counter/add", &Add { value })
+            .await?;
+        Ok(r.value)
+    }
+
+    /// The counter's `Value` resource property.
+    ///
+    /// # Errors
+    /// [`ClientError`] from the exchange, or a response without one integer `Value`.
+    pub async fn value(&self, epr: &EndpointReference) -> Result<i32, ClientError> {
+        let values = self.wsrf.get_property(epr, &VALUE).await?;
+        match values.as_slice() {
+            [v] => v.string_value().trim().parse().map_err(|_| {
+                ClientError::Response(format!("Value {:?} is not an int", v.string_value()))
+            }),
+            _ => Err(ClientError::Response(format!(
+                "expected one Value, got {}",
+                values.len()
+            ))),
+        }
+    }
 }

@@ -1,0 +1,288 @@
+//! The WSRF counter end to end: the typed client and a notification consumer against the
+//! container as `osprey serve` starts it, and each WSRF fault from raw requests.
+
+use std::time::Duration;
+
+use osprey_counter::{CounterClient, VALUE};
+use osprey_wsrf::client::{ClientError, NotificationConsumer};
+use osprey_wsrf::messages::TerminationRequest;
+use osprey_wsrf::{ns, topic, EndpointReference};
+
+use crate::support::{post, Server};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn client(server: &Server) -> CounterClient {
+    CounterClient::new(&format!("http://{}/counter", server.addr), WAIT)
+}
+
+fn fault_reason(e: ClientError) -> String {
+    match e {
+        ClientError::Fault(f) => f.reason,
+        other => panic!("expected a fault, got {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_add_read_destroy() {
+    let server = Server::start("").await;
+    let c = client(&server);
+    let epr = c.create().await.unwrap();
+    assert_eq!(epr.address, format!("http://{}/counter", server.addr));
+    assert_eq!(c.add(&epr, 5).await.unwrap(), 5);
+    assert_eq!(c.add(&epr, -7).await.unwrap(), -2);
+    assert_eq!(c.value(&epr).await.unwrap(), -2);
+    // Two counters are independent.
+    let other = c.create().await.unwrap();
+    assert_eq!(c.add(&other, 1).await.unwrap(), 1);
+    assert_eq!(c.value(&epr).await.unwrap(), -2);
+    // The lifetime properties are part of the document.
+    let doc = c.wsrf.query(&epr, "count(/*/*)", &[]).await.unwrap();
+    assert_eq!(
+        doc,
+        osprey_wsrf::messages::QueryResourcePropertiesResponse::Value("3".into())
+    );
+    c.wsrf.destroy(&epr).await.unwrap();
+    let e = c.add(&epr, 1).await.unwrap_err();
+    assert!(fault_reason(e).contains("unknown resource"));
+    assert_eq!(c.value(&other).await.unwrap(), 1);
+    server.assert_serving().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_add_is_notified_in_order_to_a_subscriber() {
+    let server = Server::start("").await;
+    let c = client(&server);
+    let mut consumer = NotificationConsumer::start().await.unwrap();
+    let epr = c.create().await.unwrap();
+    let sub = c
+        .wsrf
+        .subscribe(&epr, &consumer.epr(), &VALUE)
+        .await
+        .unwrap();
+    let term = c
+        .wsrf
+        .subscribe(&epr, &consumer.epr(), &topic::RESOURCE_TERMINATION)
+        .await
+        .unwrap();
+    assert_ne!(sub.subscription, term.subscription);
+    for i in 1..=5 {
+        assert_eq!(c.add(&epr, 1).await.unwrap(), i);
+    }
+    for i in 1..=5 {
+        let n = consumer
+            .next(WAIT)
+            .await
+            .expect("a notification within 10 s");
+        let m = &n.message;
+        assert_eq!(
+            m.topic.as_ref().map(|t| (t.0.as_str(), &t.1)),
+            Some((ns::TOPIC_SIMPLE, &VALUE))
+        );
+        assert_eq!(m.producer.as_ref(), Some(&epr));
+        assert_eq!(m.subscription.as_ref(), Some(&sub.subscription));
+        assert_eq!(
+            m.message.name.local(),
+            "ResourcePropertyValueChangeNotification"
+        );
+        let new: Vec<_> = m
+            .message
+            .elements()
+            .filter(|e| e.name.local() == "NewValues")
+            .collect();
+        assert_eq!(
+            new[0].string_value(),
+            i.to_string(),
+            "notification {i} out of order"
+        );
+    }
+    // Paused: no notification; resumed: notified again; unsubscribed: none.
+    c.wsrf.pause(&sub.subscription).await.unwrap();
+    c.add(&epr, 1).await.unwrap();
+    c.wsrf.resume(&sub.subscription).await.unwrap();
+    c.add(&epr, 1).await.unwrap();
+    let n = consumer
+        .next(WAIT)
+        .await
+        .expect("a notification after resume");
+    let new: Vec<_> = n
+        .message
+        .message
+        .elements()
+        .filter(|e| e.name.local() == "NewValues")
+        .collect();
+    assert_eq!(new[0].string_value(), "7");
+    c.wsrf.unsubscribe(&sub.subscription).await.unwrap();
+    c.add(&epr, 1).await.unwrap();
+    c.wsrf.destroy(&epr).await.unwrap();
+    let n = consumer
+        .next(WAIT)
+        .await
+        .expect("the termination notification");
+    assert_eq!(
+        n.message.topic.as_ref().map(|t| &t.1),
+        Some(&topic::RESOURCE_TERMINATION)
+    );
+    assert_eq!(n.message.message.name.local(), "TerminationNotification");
+    assert!(consumer.next(Duration::from_millis(300)).await.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_that_refuses_connections_is_retried_then_dropped() {
+    let server = Server::start(
+        "[notifications]\nattempts = 3\nbackoff_ms = 10\non_failure = \"unsubscribe\"\n",
+    )
+    .await;
+    let c = client(&server);
+    // A port nobody listens on: bind one, note it, close it.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let epr = c.create().await.unwrap();
+    let sub = c
+        .wsrf
+        .subscribe(
+            &epr,
+            &EndpointReference::new(format!("http://{dead}/gone")),
+            &VALUE,
+        )
+        .await
+        .unwrap();
+    // The request path does not wait for the consumer.
+    for _ in 0..20 {
+        c.add(&epr, 1).await.unwrap();
+    }
+    // After its retries the subscription is destroyed, by policy (a bounded wait).
+    let mut gone = None;
+    for _ in 0..200 {
+        if let Err(e) = c.wsrf.pause(&sub.subscription).await {
+            gone = Some(fault_reason(e));
+            break;
+        }
+        c.wsrf.resume(&sub.subscription).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(gone
+        .expect("subscription still alive after 5 s")
+        .contains("no subscription"));
+    assert_eq!(c.value(&epr).await.unwrap(), 20);
+    server.assert_serving().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn termination_time_in_the_past_is_refused_and_the_future_is_kept() {
+    let server = Server::start("").await;
+    let c = client(&server);
+    let epr = c.create().await.unwrap();
+    let e = c
+        .wsrf
+        .set_termination_time(&epr, TerminationRequest::After(-1000))
+        .await
+        .unwrap_err();
+    assert!(fault_reason(e).contains("termination time"));
+    let r = c
+        .wsrf
+        .set_termination_time(&epr, TerminationRequest::After(3_600_000))
+        .await
+        .unwrap();
+    let diff = r.new_termination_time.unwrap().unix_seconds() - r.current_time.unix_seconds();
+    assert!((3599..=3600).contains(&diff), "{diff}");
+}
+
+/// Each bad request gets its spec fault element in the detail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_wsrf_requests_get_their_spec_faults() {
+    let server = Server::start("").await;
+    let c = client(&server);
+    let epr = c.create().await.unwrap();
+    let key = epr.reference_parameters[0].clone();
+    let envelope = |header: &str, body: &str| {
+        format!(
+            r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Header>{header}</s:Header><s:Body>{body}</s:Body></s:Envelope>"#
+        )
+    };
+    let rp = "http://docs.oasis-open.org/wsrf/rp-2";
+    let cases = [
+        (
+            osprey_wsrf::ns::action::GET_RP,
+            envelope(
+                &key,
+                &format!(
+                    r#"<GetResourceProperty xmlns="{rp}" xmlns:c="urn:osprey:counter">c:Nope</GetResourceProperty>"#
+                ),
+            ),
+            "InvalidResourcePropertyQNameFault",
+        ),
+        (
+            osprey_wsrf::ns::action::GET_RP,
+            envelope(
+                &key,
+                &format!(r#"<GetResourceProperty xmlns="{rp}">x:Value</GetResourceProperty>"#),
+            ),
+            "InvalidResourcePropertyQNameFault",
+        ),
+        (
+            osprey_wsrf::ns::action::GET_RP,
+            envelope(
+                "",
+                &format!(r#"<GetResourceProperty xmlns="{rp}">Value</GetResourceProperty>"#),
+            ),
+            "ResourceUnknownFault",
+        ),
+        (
+            osprey_wsrf::ns::action::QUERY_RP,
+            envelope(
+                &key,
+                &format!(
+                    r#"<QueryResourceProperties xmlns="{rp}"><QueryExpression Dialect="http://www.w3.org/TR/1999/REC-xpath-19991116">/*/[</QueryExpression></QueryResourceProperties>"#
+                ),
+            ),
+            "InvalidQueryExpressionFault",
+        ),
+        (
+            osprey_wsrf::ns::action::QUERY_RP,
+            envelope(
+                &key,
+                &format!(
+                    r#"<QueryResourceProperties xmlns="{rp}"><QueryExpression Dialect="urn:sql">select 1</QueryExpression></QueryResourceProperties>"#
+                ),
+            ),
+            "UnknownQueryExpressionDialectFault",
+        ),
+        (
+            osprey_wsrf::ns::action::SUBSCRIBE,
+            envelope(
+                &key,
+                r#"<Subscribe xmlns="http://docs.oasis-open.org/wsn/b-2" xmlns:wsa="http://www.w3.org/2005/08/addressing" xmlns:c="urn:osprey:counter"><ConsumerReference><wsa:Address>http://127.0.0.1:9/c</wsa:Address></ConsumerReference><Filter><TopicExpression Dialect="http://docs.oasis-open.org/wsn/t-1/TopicExpression/Full">c:Value</TopicExpression></Filter></Subscribe>"#,
+            ),
+            "TopicExpressionDialectUnknownFault",
+        ),
+        (
+            osprey_wsrf::ns::action::SUBSCRIBE,
+            envelope(
+                &key,
+                r#"<Subscribe xmlns="http://docs.oasis-open.org/wsn/b-2" xmlns:wsa="http://www.w3.org/2005/08/addressing" xmlns:c="urn:osprey:counter"><ConsumerReference><wsa:Address>http://127.0.0.1:9/c</wsa:Address></ConsumerReference><Filter><TopicExpression Dialect="http://docs.oasis-open.org/wsn/t-1/TopicExpression/Simple">c:Other</TopicExpression></Filter></Subscribe>"#,
+            ),
+            "TopicNotSupportedFault",
+        ),
+        (
+            osprey_wsrf::ns::action::SET_TERMINATION_TIME,
+            envelope(
+                &key,
+                r#"<SetTerminationTime xmlns="http://docs.oasis-open.org/wsrf/rl-2"><RequestedTerminationTime>2001-01-01T00:00:00Z</RequestedTerminationTime></SetTerminationTime>"#,
+            ),
+            "UnableToSetTerminationTimeFault",
+        ),
+    ];
+    for (action, body, fault) in cases {
+        let r = post(server.addr, "/counter", action, body.as_bytes()).await;
+        assert_eq!(r.status, 500, "{}", r.text());
+        assert!(
+            r.text().contains(&format!("<{fault} ")),
+            "expected {fault}: {}",
+            r.text()
+        );
+    }
+    server.assert_serving().await;
+}
