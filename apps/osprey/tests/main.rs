@@ -9,5 +9,6 @@ mod addressing;
 mod bad_input;
 mod call;
 mod counter;
+mod durability;
 mod echo;
 mod lifecycle;

@@ -1,0 +1,116 @@
+//! State survives SIGKILL: the real binary is killed during a 16-connection add load and
+//! restarted on the same data directory.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use osprey_counter::{CounterClient, VALUE};
+use osprey_wsrf::client::NotificationConsumer;
+use osprey_wsrf::EndpointReference;
+
+/// Starts `osprey serve` on `addr` with state in `data`; returns once it serves.
+fn serve(addr: &str, data: &std::path::Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
+        .args(["serve", "--listen", addr, "--data"])
+        .arg(data)
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = lines
+        .by_ref()
+        .take(20)
+        .map_while(Result::ok)
+        .find(|l| l.contains("serving counter at"))
+        .expect("a readiness line");
+    // Keep draining the log so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    let url = line
+        .split("serving counter at ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    (child, url)
+}
+
+/// Rewrites an EPR for a container that came back on another port.
+fn moved(epr: &EndpointReference, url: &str) -> EndpointReference {
+    EndpointReference {
+        address: url.to_owned(),
+        reference_parameters: epr.reference_parameters.clone(),
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_add_survives_sigkill_and_subscriptions_deliver_again() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, url) = serve("127.0.0.1:0", data.path());
+    let c = CounterClient::new(&url, Duration::from_secs(5));
+    let epr = c.create().await.unwrap();
+    let mut consumer = NotificationConsumer::start().await.unwrap();
+    c.wsrf.subscribe(&epr, &consumer.epr(), &VALUE).await.unwrap();
+
+    let acked = Arc::new(AtomicU64::new(0));
+    let sent = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut load = Vec::new();
+    for _ in 0..16 {
+        let (c, epr) = (c.clone(), epr.clone());
+        let (acked, sent, stop) = (acked.clone(), sent.clone(), stop.clone());
+        load.push(tokio::spawn(async move {
+            // Bounded: stops at the first failure (the kill) or after 100,000 adds.
+            for _ in 0..100_000 {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                sent.fetch_add(1, Ordering::SeqCst);
+                match c.add(&epr, 1).await {
+                    Ok(_) => acked.fetch_add(1, Ordering::SeqCst),
+                    Err(_) => break,
+                };
+            }
+        }));
+    }
+    // Let the load run, then kill without warning.
+    while acked.load(Ordering::SeqCst) < 500 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for t in load {
+        t.await.unwrap();
+    }
+    let (acked, sent) = (acked.load(Ordering::SeqCst), sent.load(Ordering::SeqCst));
+
+    let (mut child, url) = serve("127.0.0.1:0", data.path());
+    let c = CounterClient::new(&url, Duration::from_secs(5));
+    let epr = moved(&epr, &url);
+    let value = u64::try_from(c.value(&epr).await.unwrap()).unwrap();
+    assert!(
+        (acked..=sent).contains(&value),
+        "Value {value}: {acked} adds were acknowledged, {sent} sent"
+    );
+    // The subscription was stored: the restarted container notifies again.
+    while consumer.next(Duration::from_millis(200)).await.is_some() {}
+    let after = c.add(&epr, 1).await.unwrap();
+    let n = consumer
+        .next(Duration::from_secs(10))
+        .await
+        .expect("a notification from the restarted container");
+    let new: Vec<_> = n
+        .message
+        .message
+        .elements()
+        .filter(|e| e.name.local() == "NewValues")
+        .collect();
+    assert_eq!(new[0].string_value(), after.to_string());
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
