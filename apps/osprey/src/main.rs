@@ -77,6 +77,25 @@ struct CallArgs {
     /// A child of the payload element, NAME=VALUE (repeatable).
     #[arg(long, value_parser = parse_param)]
     param: Vec<(String, String)>,
+    /// Address a WS-Resource: a file holding its endpoint reference (as --save-epr
+    /// writes it, or a whole createCounter response).
+    #[arg(long)]
+    epr: Option<PathBuf>,
+    /// Write the endpoint reference the response carries to this file.
+    #[arg(long)]
+    save_epr: Option<PathBuf>,
+    /// GetResourceProperty / GetMultipleResourceProperties: a property name (repeatable).
+    #[arg(long)]
+    property: Vec<String>,
+    /// QueryResourceProperties: an XPath 1.0 expression (tns: the service's namespace).
+    #[arg(long)]
+    query: Option<String>,
+    /// Subscribe: the topic (a property name); notifications are printed as they arrive.
+    #[arg(long)]
+    topic: Option<String>,
+    /// Subscribe: stop after this many notifications (default: until Ctrl-C).
+    #[arg(long)]
+    count: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -213,12 +232,44 @@ async fn call(a: CallArgs) -> anyhow::Result<()> {
         Some(p) => Some(std::fs::read(p).with_context(|| format!("reading {}", p.display()))?),
         None => None,
     };
+    let epr = match &a.epr {
+        Some(p) => {
+            let xml = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+            Some(osprey::call::find_epr(&xml).with_context(|| {
+                format!(
+                    "{} holds no endpoint reference (an element with a wsa:Address)",
+                    p.display()
+                )
+            })?)
+        }
+        None => None,
+    };
+    // A subscriber listens before it subscribes, so no notification is missed.
+    let mut consumer = match &a.topic {
+        Some(_) => Some(
+            osprey_wsrf::client::NotificationConsumer::start()
+                .await
+                .context("starting the notification consumer on a loopback port")?,
+        ),
+        None => None,
+    };
+    let wsrf = osprey::call::WsrfArgs {
+        properties: a.property,
+        query: a.query,
+        subscribe: a.topic.clone().zip(
+            consumer
+                .as_ref()
+                .map(osprey_wsrf::client::NotificationConsumer::epr),
+        ),
+    };
     let req = osprey::call::CallRequest {
         url: a.url,
         operation: a.operation,
         wsdl: a.wsdl,
         body,
         params: a.param,
+        epr,
+        wsrf,
     };
     let resp = osprey::call::call(&req).await?;
     println!("{}", String::from_utf8_lossy(&resp.body));
@@ -230,6 +281,27 @@ async fn call(a: CallArgs) -> anyhow::Result<()> {
     }
     if resp.status != 200 {
         bail!("HTTP {}", resp.status);
+    }
+    if let Some(path) = &a.save_epr {
+        let epr = osprey::call::find_epr(&resp.body)
+            .context("the response carries no endpoint reference to save")?;
+        std::fs::write(path, osprey::call::epr_document(&epr))
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("endpoint reference saved to {}", path.display());
+    }
+    if let Some(consumer) = consumer.as_mut() {
+        eprintln!("subscribed; printing notifications as they arrive (Ctrl-C stops)");
+        let mut seen = 0;
+        while a.count.is_none_or(|n| seen < n) {
+            tokio::select! {
+                n = consumer.next(Duration::from_secs(3600)) => {
+                    let Some(n) = n else { continue };
+                    println!("{}", n.message.message.to_xml());
+                    seen += 1;
+                }
+                _ = tokio::signal::ctrl_c() => break,
+            }
+        }
     }
     Ok(())
 }

@@ -54,7 +54,10 @@ async fn every_acknowledged_add_survives_sigkill_and_subscriptions_deliver_again
     let c = CounterClient::new(&url, Duration::from_secs(5));
     let epr = c.create().await.unwrap();
     let mut consumer = NotificationConsumer::start().await.unwrap();
-    c.wsrf.subscribe(&epr, &consumer.epr(), &VALUE).await.unwrap();
+    c.wsrf
+        .subscribe(&epr, &consumer.epr(), &VALUE)
+        .await
+        .unwrap();
 
     let acked = Arc::new(AtomicU64::new(0));
     let sent = Arc::new(AtomicU64::new(0));
