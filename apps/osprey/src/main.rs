@@ -102,6 +102,43 @@ struct CallArgs {
 enum BenchCommand {
     /// WS Test 1.0 load against any SOAP endpoint serving the WS Test contract.
     Wstest(WsTestArgs),
+    /// The lifecycle (lazy-initialisation) experiment of Taiani et al. (HPDC 2005):
+    /// fresh containers and client processes, cases 1-4, Tables 1-2 and Figures 2-4.
+    Lifecycle(LifecycleArgs),
+    /// One client process of the lifecycle experiment (started by `bench lifecycle`);
+    /// prints its measurements as JSON.
+    #[command(hide = true)]
+    LifecycleClient(LifecycleClientArgs),
+}
+
+#[derive(Args)]
+struct LifecycleArgs {
+    /// Containers, each a fresh `osprey serve` process.
+    #[arg(long, default_value_t = 50)]
+    containers: usize,
+    /// Client processes per container, one after another.
+    #[arg(long, default_value_t = 5)]
+    clients: usize,
+    /// Counters each client creates.
+    #[arg(long, default_value_t = 5)]
+    resources: usize,
+    /// Adds per counter, each waiting for its notification.
+    #[arg(long, default_value_t = 5)]
+    adds: usize,
+    /// Where to write STEM.csv, STEM.json, STEM.md (the tables), STEM.svg and STEM.png (the chart).
+    #[arg(long, default_value = "lifecycle")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct LifecycleClientArgs {
+    /// The counter service.
+    #[arg(long)]
+    url: String,
+    #[arg(long, default_value_t = 5)]
+    resources: usize,
+    #[arg(long, default_value_t = 5)]
+    adds: usize,
 }
 
 #[derive(Args)]
@@ -178,6 +215,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(BenchCommand::Wstest(a)) => runtime()?.block_on(bench_wstest(a)),
+        Command::Bench(BenchCommand::Lifecycle(a)) => bench_lifecycle(a),
+        Command::Bench(BenchCommand::LifecycleClient(a)) => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            let samples = rt
+                .block_on(osprey_bench::lifecycle::run_client(
+                    &a.url,
+                    a.resources,
+                    a.adds,
+                ))
+                .map_err(anyhow::Error::msg)?;
+            println!("{}", serde_json::to_string(&samples)?);
+            Ok(())
+        }
     }
 }
 
@@ -302,6 +355,33 @@ async fn call(a: CallArgs) -> anyhow::Result<()> {
                 _ = tokio::signal::ctrl_c() => break,
             }
         }
+    }
+    Ok(())
+}
+
+fn bench_lifecycle(a: LifecycleArgs) -> anyhow::Result<()> {
+    for (name, v) in [
+        ("--containers", a.containers),
+        ("--clients", a.clients),
+        ("--resources", a.resources),
+        ("--adds", a.adds),
+    ] {
+        if v == 0 {
+            bail!("{name} must be at least 1");
+        }
+    }
+    let cfg = osprey_bench::LifecycleConfig {
+        binary: std::env::current_exe().context("locating the osprey binary")?,
+        containers: a.containers,
+        clients: a.clients,
+        resources: a.resources,
+        adds: a.adds,
+        progress: true,
+    };
+    let report = osprey_bench::lifecycle::run(&cfg).map_err(anyhow::Error::msg)?;
+    print!("{}", report.tables());
+    for p in report.write(&a.out).map_err(anyhow::Error::msg)? {
+        eprintln!("wrote {}", p.display());
     }
     Ok(())
 }

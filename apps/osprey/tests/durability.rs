@@ -117,3 +117,35 @@ async fn every_acknowledged_add_survives_sigkill_and_subscriptions_deliver_again
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// `osprey bench lifecycle` end to end, small: real container and client processes,
+/// the tables, CSV, JSON and chart written.
+#[cfg(unix)]
+#[test]
+fn bench_lifecycle_runs_the_papers_experiment() {
+    let out = tempfile::tempdir().unwrap();
+    let stem = out.path().join("lc");
+    let run = Command::new(env!("CARGO_BIN_EXE_osprey"))
+        .args(["bench", "lifecycle", "--containers", "2", "--clients", "2"])
+        .args(["--resources", "2", "--adds", "2", "--out"])
+        .arg(&stem)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    assert!(stdout.contains("Table 1. Resource set-up latencies"), "{stdout}");
+    assert!(stdout.contains("| Notification |"), "{stdout}");
+    let csv = std::fs::read_to_string(stem.with_extension("csv")).unwrap();
+    // 2 containers x 2 clients x 2 resources x (4 set-up steps + 2 x 2 add steps + destroy).
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 2 * 9, "{csv}");
+    for case in 1..=4 {
+        assert!(csv.contains(&format!(",{case},")), "no case {case} sample");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(stem.with_extension("json")).unwrap()).unwrap();
+    assert_eq!(json["shape"], serde_json::json!([2, 2, 2, 2]));
+    // The chart (scripts/test installs the font it needs).
+    let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+    assert!(svg.contains("Fig. 2: resource set-up"), "{svg:.200}");
+    assert!(stem.with_extension("png").exists());
+}

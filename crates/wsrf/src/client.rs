@@ -37,6 +37,15 @@ pub enum ClientError {
     Response(String),
 }
 
+/// A request built and ready to send.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    address: String,
+    content_type: String,
+    soap_action: Option<String>,
+    envelope: Bytes,
+}
+
 /// A client for WS-Resources; cheap to clone (connections are pooled).
 #[derive(Clone)]
 pub struct WsrfClient {
@@ -72,6 +81,21 @@ impl WsrfClient {
         action: &str,
         req: &Req,
     ) -> Result<Resp, ClientError> {
+        let prepared = self.prepare(epr, action, req)?;
+        self.send(&prepared).await
+    }
+
+    /// Builds the request message (envelope, addressing headers and the EPR's reference
+    /// parameters) without sending it: what a client prepares before a call.
+    ///
+    /// # Errors
+    /// [`ClientError::Transport`] when a reference parameter is not well-formed XML.
+    pub fn prepare<Req: XmlElement>(
+        &self,
+        epr: &EndpointReference,
+        action: &str,
+        req: &Req,
+    ) -> Result<Prepared, ClientError> {
         let headers = request_headers(epr, action, &new_message_id())
             .map_err(|e| ClientError::Transport(format!("reference parameters: {e}")))?;
         let mut payload = XmlWriter::with_capacity(512);
@@ -84,23 +108,38 @@ impl WsrfClient {
             Body::Payload(payload.as_bytes()),
         );
         let quoted = format!("\"{action}\"");
-        let (content_type, http_headers) = match self.version {
-            SoapVersion::V11 => (
-                "text/xml; charset=utf-8".to_owned(),
-                vec![("SOAPAction", quoted.as_str())],
-            ),
+        let (content_type, soap_action) = match self.version {
+            SoapVersion::V11 => ("text/xml; charset=utf-8".to_owned(), Some(quoted)),
             SoapVersion::V12 => (
                 format!("application/soap+xml; charset=utf-8; action={quoted}"),
-                Vec::new(),
+                None,
             ),
         };
+        Ok(Prepared {
+            address: epr.address.clone(),
+            content_type,
+            soap_action,
+            envelope: Bytes::from(w.into_bytes()),
+        })
+    }
+
+    /// Sends a prepared request and reads a `Resp`.
+    ///
+    /// # Errors
+    /// [`ClientError`]: transport failure, a fault, or an unexpected response.
+    pub async fn send<Resp: XmlElement>(&self, p: &Prepared) -> Result<Resp, ClientError> {
+        let http_headers: Vec<(&str, &str)> = p
+            .soap_action
+            .as_deref()
+            .map(|a| vec![("SOAPAction", a)])
+            .unwrap_or_default();
         let resp = self
             .http
             .post(
-                &epr.address,
-                &content_type,
+                &p.address,
+                &p.content_type,
                 &http_headers,
-                Bytes::from(w.into_bytes()),
+                p.envelope.clone(),
             )
             .await
             .map_err(|e| ClientError::Transport(e.to_string()))?;
@@ -117,6 +156,33 @@ impl WsrfClient {
             .map_err(|e| ClientError::Response(e.to_string()))?
             .ok_or_else(|| ClientError::Response("the response body is empty".into()))?;
         decode_element_from::<Resp>(&mut r).map_err(|e| ClientError::Response(e.to_string()))
+    }
+
+    /// The Subscribe request for `consumer` to `topic` (Simple dialect) of `producer`,
+    /// prepared (see [`Self::prepare`]); send it with [`Self::send`].
+    ///
+    /// # Errors
+    /// As [`Self::prepare`].
+    pub fn prepare_subscribe(
+        &self,
+        producer: &EndpointReference,
+        consumer: &EndpointReference,
+        topic: &QName,
+    ) -> Result<Prepared, ClientError> {
+        let mut scope = osprey_xml::Scope::default();
+        scope.bind("t", topic.ns());
+        let req = Subscribe {
+            consumer: consumer.clone(),
+            topic: Some(Expression {
+                dialect: ns::TOPIC_SIMPLE.into(),
+                text: format!("t:{}", topic.local()),
+                scope,
+            }),
+            message_content: None,
+            initial_termination_time: None,
+            unknown_filters: Vec::new(),
+        };
+        self.prepare(producer, action::SUBSCRIBE, &req)
     }
 
     /// GetResourceProperty: the values of `property`.
@@ -205,20 +271,8 @@ impl WsrfClient {
         consumer: &EndpointReference,
         topic: &QName,
     ) -> Result<SubscribeResponse, ClientError> {
-        let mut scope = osprey_xml::Scope::default();
-        scope.bind("t", topic.ns());
-        let req = Subscribe {
-            consumer: consumer.clone(),
-            topic: Some(Expression {
-                dialect: ns::TOPIC_SIMPLE.into(),
-                text: format!("t:{}", topic.local()),
-                scope,
-            }),
-            message_content: None,
-            initial_termination_time: None,
-            unknown_filters: Vec::new(),
-        };
-        self.call(producer, action::SUBSCRIBE, &req).await
+        let prepared = self.prepare_subscribe(producer, consumer, topic)?;
+        self.send(&prepared).await
     }
 
     /// Unsubscribe.

@@ -4,6 +4,9 @@
 //! and returns a report that renders as a table or JSON. Every response is checked, so
 //! that a server answering faults or wrong data cannot look fast.
 
+pub mod chart;
+pub mod lifecycle;
 pub mod wstest;
 
+pub use lifecycle::{LifecycleConfig, LifecycleReport};
 pub use wstest::{run_wstest, Operation, WsTestConfig, WsTestReport};
