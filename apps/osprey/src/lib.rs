@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use osprey_container::{handlers, Config, Dispatcher, Pipeline, Service, ServiceRegistry};
+use osprey_container::{
+    handlers, Config, Dispatcher, Pipeline, Service, ServiceRegistry, SyncMode,
+};
 use osprey_counter::CounterState;
 use osprey_store::Store;
 use osprey_wsrf::notify::DeliveryConfig;
@@ -22,6 +24,7 @@ pub const SERVICES: [&str; 2] = ["echo", "counter"];
 /// first stateful service is built), the clock and the notification settings.
 pub struct State {
     dir: Option<PathBuf>,
+    sync: osprey_store::Sync,
     store: Option<Store>,
     delivery: DeliveryConfig,
     clock: Arc<dyn Clock>,
@@ -38,6 +41,10 @@ impl State {
             .context("invalid [notifications]")?;
         Ok(State {
             dir: Some(config.data.dir.clone()),
+            sync: match config.data.sync {
+                SyncMode::Disk => osprey_store::Sync::Disk,
+                SyncMode::Os => osprey_store::Sync::Os,
+            },
             store: None,
             delivery,
             clock: Arc::new(SystemClock),
@@ -48,6 +55,7 @@ impl State {
     pub fn ephemeral() -> Self {
         State {
             dir: None,
+            sync: osprey_store::Sync::Os,
             store: None,
             delivery: DeliveryConfig::default(),
             clock: Arc::new(SystemClock),
@@ -65,7 +73,7 @@ impl State {
         let store = match &self.dir {
             Some(dir) => {
                 let path = dir.join("osprey.db");
-                Store::open_sqlite(&path)
+                Store::open_sqlite_with(&path, self.sync)
                     .with_context(|| format!("opening the state store {}", path.display()))?
             }
             None => Store::open_sqlite(Path::new(":memory:")).context("opening a memory store")?,

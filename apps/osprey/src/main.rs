@@ -146,7 +146,8 @@ struct WsTestArgs {
     /// Endpoint URL.
     #[arg(long, default_value = "http://127.0.0.1:8080/wstest")]
     url: String,
-    /// echoVoid, echoStruct or echoList.
+    /// echoVoid, echoStruct or echoList; or add (the WSRF counter at --url .../counter:
+    /// one counter per connection, every value checked).
     #[arg(long, default_value = "echoStruct")]
     op: Operation,
     /// Concurrent keep-alive connections.

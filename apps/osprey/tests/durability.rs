@@ -132,8 +132,15 @@ fn bench_lifecycle_runs_the_papers_experiment() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
-    assert!(stdout.contains("Table 1. Resource set-up latencies"), "{stdout}");
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("Table 1. Resource set-up latencies"),
+        "{stdout}"
+    );
     assert!(stdout.contains("| Notification |"), "{stdout}");
     let csv = std::fs::read_to_string(stem.with_extension("csv")).unwrap();
     // 2 containers x 2 clients x 2 resources x (4 set-up steps + 2 x 2 add steps + destroy).

@@ -11,6 +11,7 @@
 //!
 //! [data]
 //! dir = "osprey-data"      # where stateful services keep their state (SQLite)
+//! sync = "disk"            # or "os": see DataConfig::sync
 //!
 //! [notifications]          # WS-BaseNotification delivery (osprey-wsrf's DeliveryConfig)
 //! attempts = 5
@@ -59,12 +60,28 @@ pub struct DataConfig {
     /// Directory of the SQLite database (`osprey-data`, relative to the working
     /// directory).
     pub dir: PathBuf,
+    /// When an acknowledged change is safe: `"disk"` (flushed before the answer: it
+    /// survives a machine crash) or `"os"` (in the operating system before the answer: it
+    /// survives a crash or kill of the container; flushed at checkpoints).
+    pub sync: SyncMode,
+}
+
+/// `[data] sync`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// Flush each group commit to the disk before answering.
+    #[default]
+    Disk,
+    /// Hand each commit to the operating system before answering.
+    Os,
 }
 
 impl Default for DataConfig {
     fn default() -> Self {
         DataConfig {
             dir: PathBuf::from("osprey-data"),
+            sync: SyncMode::Disk,
         }
     }
 }

@@ -22,7 +22,9 @@ mod registry;
 mod server;
 mod service;
 
-pub use config::{parse_duration, Config, ConfigError, DataConfig, ServerConfig, ServiceConfig};
+pub use config::{
+    parse_duration, Config, ConfigError, DataConfig, ServerConfig, ServiceConfig, SyncMode,
+};
 pub use context::MessageContext;
 pub use dispatcher::Dispatcher;
 pub use error::ContainerError;

@@ -80,6 +80,19 @@ pub struct Record {
     pub value: Vec<u8>,
 }
 
+/// When a commit counts as done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sync {
+    /// Each (group) commit is flushed to the disk (`fsync`) before it is acknowledged:
+    /// it survives a crash of the machine. Costs one flush per group commit.
+    #[default]
+    Disk,
+    /// Each commit is in the operating system before it is acknowledged, and flushed at
+    /// checkpoints: it survives a crash (or `SIGKILL`) of the process; a power loss may
+    /// lose the last commits before a checkpoint, never the database's consistency.
+    Os,
+}
+
 /// What a backend does; the writer thread owns one.
 trait Backend: Send + 'static {
     /// Applies `writes` in order, atomically and durably.
@@ -130,12 +143,21 @@ trait Reader: Send + 'static {
 const MAX_BATCH: usize = 4096;
 
 impl Store {
-    /// Opens (creating if needed) the SQLite database at `path`, in WAL mode with
-    /// `synchronous=FULL`: a commit is on disk when it returns.
+    /// Opens (creating if needed) the SQLite database at `path`, in WAL mode, with
+    /// [`Sync::Disk`]: a commit is on disk when it is acknowledged.
     ///
     /// # Errors
     /// [`StoreError`] when the file cannot be opened or its schema created.
     pub fn open_sqlite(path: &Path) -> Result<Store, StoreError> {
+        Store::open_sqlite_with(path, Sync::Disk)
+    }
+
+    /// As [`Store::open_sqlite`], with the given [`Sync`] (SQLite's `synchronous` is
+    /// `FULL` for [`Sync::Disk`], `NORMAL` for [`Sync::Os`]).
+    ///
+    /// # Errors
+    /// [`StoreError`] when the file cannot be opened or its schema created.
+    pub fn open_sqlite_with(path: &Path, sync: Sync) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
@@ -144,8 +166,8 @@ impl Store {
                 })?;
             }
         }
-        let writer = sqlite::SqliteBackend::open(path)?;
-        let reader = sqlite::SqliteBackend::open(path)?;
+        let writer = sqlite::SqliteBackend::open(path, sync)?;
+        let reader = sqlite::SqliteBackend::open(path, sync)?;
         Ok(Store::start(Box::new(writer), Box::new(reader)))
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection};
 
-use crate::{Backend, Reader, Record, StoreError, Write};
+use crate::{Backend, Reader, Record, StoreError, Sync, Write};
 
 pub(crate) struct SqliteBackend {
     conn: Connection,
@@ -16,7 +16,7 @@ fn db_err(e: rusqlite::Error) -> StoreError {
 }
 
 impl SqliteBackend {
-    pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
+    pub(crate) fn open(path: &Path, sync: Sync) -> Result<Self, StoreError> {
         let open_err = |e: rusqlite::Error| StoreError::Open {
             what: path.display().to_string(),
             why: e.to_string(),
@@ -24,11 +24,15 @@ impl SqliteBackend {
         let conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(5))
             .map_err(open_err)?;
-        // WAL lets the start-up reader and the writer work side by side; FULL makes a
-        // commit durable (the WAL is synced) before it is acknowledged.
+        // WAL lets the start-up reader and the writer work side by side. FULL syncs the
+        // WAL at each commit; NORMAL leaves the commit in the OS and syncs at checkpoints.
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(open_err)?;
-        conn.pragma_update(None, "synchronous", "FULL")
+        let level = match sync {
+            Sync::Disk => "FULL",
+            Sync::Os => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", level)
             .map_err(open_err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS records (

@@ -28,6 +28,10 @@ pub enum Operation {
     /// `echoList` with 20 nodes.
     #[serde(rename = "echoList")]
     List,
+    /// The WSRF counter's `add(1)`: each connection creates its own counter first and
+    /// checks that every answer is one more than the last.
+    #[serde(rename = "add")]
+    Add,
 }
 
 impl std::str::FromStr for Operation {
@@ -37,8 +41,9 @@ impl std::str::FromStr for Operation {
             "echoVoid" => Ok(Operation::Void),
             "echoStruct" => Ok(Operation::Struct),
             "echoList" => Ok(Operation::List),
+            "add" => Ok(Operation::Add),
             _ => Err(format!(
-                "unknown operation {s:?}: expected echoVoid, echoStruct or echoList"
+                "unknown operation {s:?}: expected echoVoid, echoStruct, echoList or add"
             )),
         }
     }
@@ -51,6 +56,7 @@ impl Operation {
             Operation::Void => "echoVoid",
             Operation::Struct => "echoStruct",
             Operation::List => "echoList",
+            Operation::Add => "add",
         }
     }
 }
@@ -181,10 +187,50 @@ pub fn request_body(op: Operation, version: SoapVersion) -> Vec<u8> {
             let input = standard_list(ITEMS).expect("ITEMS > 0");
             encode_element_into(&EchoList { input }, &mut payload);
         }
+        // Without its counter's key header: `run_wstest` adds one per connection.
+        Operation::Add => encode_element_into(&osprey_counter::Add { value: 1 }, &mut payload),
     }
     let mut w = XmlWriter::with_capacity(2048);
     write_envelope(&mut w, version, &[], Body::Payload(payload.as_bytes()));
     w.into_bytes()
+}
+
+/// The `add(1)` request for the counter `epr` (its reference parameters as headers).
+fn add_body(version: SoapVersion, epr: &osprey_wsrf::EndpointReference) -> Result<Vec<u8>, String> {
+    let headers =
+        osprey_addressing::request_headers(epr, ADD_ACTION, &osprey_addressing::new_message_id())
+            .map_err(|e| e.to_string())?;
+    let mut payload = XmlWriter::with_capacity(256);
+    encode_element_into(&osprey_counter::Add { value: 1 }, &mut payload);
+    let mut w = XmlWriter::with_capacity(1024);
+    write_envelope(
+        &mut w,
+        version,
+        &[headers.as_slice()],
+        Body::Payload(payload.as_bytes()),
+    );
+    Ok(w.into_bytes())
+}
+
+const ADD_ACTION: &str = "urn:osprey:counter/add";
+
+/// The value an `add` response carries.
+///
+/// # Errors
+/// A fault, malformed XML, or another element.
+pub fn check_add(body: &[u8], limits: &Limits) -> Result<i32, String> {
+    let env = Envelope::decode(body, limits).map_err(|e| format!("bad envelope: {e}"))?;
+    if let Some(fault) = Fault::decode(&env, body, limits).map_err(|e| e.to_string())? {
+        return Err(format!("SOAP fault: {fault}"));
+    }
+    let mut r = env
+        .payload_reader(body, limits)
+        .map_err(|e| e.to_string())?
+        .ok_or("empty Body")?;
+    let v = decode_element_from::<osprey_counter::AddResponse>(&mut r)
+        .map_err(|e| format!("wrong response: {e}"))?;
+    r.finish().map_err(|e| format!("malformed response: {e}"))?;
+    Ok(v.value)
 }
 
 /// Checks that `body` is a correct answer to the standard request for `op`.
@@ -206,6 +252,7 @@ pub fn check_response(op: Operation, body: &[u8], limits: &Limits) -> Result<(),
         Ok(v)
     }
     match op {
+        Operation::Add => Err("add responses are checked with check_add".into()),
         Operation::Void => decode::<EchoVoidResponse>(&mut r).map(|_| ()),
         Operation::Struct => {
             let got = decode::<EchoStructResponse>(&mut r)?;
@@ -238,8 +285,27 @@ pub async fn run_wstest(cfg: &WsTestConfig) -> Result<WsTestReport, String> {
     } else {
         SoapVersion::V11
     };
-    let body = Bytes::from(request_body(cfg.op, version));
-    let action = format!("urn:wstest/{}", cfg.op.name());
+    let action = match cfg.op {
+        Operation::Add => ADD_ACTION.to_owned(),
+        op => format!("urn:wstest/{}", op.name()),
+    };
+    // One body per connection: the same echo request, or an add to its own counter.
+    let bodies: Vec<Bytes> = match cfg.op {
+        Operation::Add => {
+            let url = format!("http://{}{}", cfg.addr, cfg.path);
+            let client = osprey_counter::CounterClient::new(&url, Duration::from_secs(10));
+            let mut bodies = Vec::new();
+            for _ in 0..cfg.connections {
+                let epr = client
+                    .create()
+                    .await
+                    .map_err(|e| format!("creating a counter at {url}: {e}"))?;
+                bodies.push(Bytes::from(add_body(version, &epr)?));
+            }
+            bodies
+        }
+        op => vec![Bytes::from(request_body(op, version)); cfg.connections],
+    };
     let headers: Arc<Vec<(&'static str, HeaderValue)>> = Arc::new(match version {
         SoapVersion::V11 => vec![
             (
@@ -277,18 +343,15 @@ pub async fn run_wstest(cfg: &WsTestConfig) -> Result<WsTestReport, String> {
     let measure_from = start + cfg.warmup;
     let end = measure_from + cfg.duration;
     let mut tasks = Vec::new();
-    for mut conn in conns {
-        let (body, headers, path, shared) = (
-            body.clone(),
-            headers.clone(),
-            cfg.path.clone(),
-            shared.clone(),
-        );
+    for (mut conn, body) in conns.into_iter().zip(bodies) {
+        let (headers, path, shared) = (headers.clone(), cfg.path.clone(), shared.clone());
         let op = cfg.op;
         tasks.push(tokio::spawn(async move {
             let limits = Limits::default();
             let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
                 .expect("valid histogram bounds");
+            // For add: the counter's value so far (None after an error: resynchronise).
+            let mut last: Option<i32> = Some(0);
             loop {
                 let t0 = Instant::now();
                 if t0 >= end {
@@ -297,6 +360,23 @@ pub async fn run_wstest(cfg: &WsTestConfig) -> Result<WsTestReport, String> {
                 let result = conn.post(&path, &headers, body.clone()).await;
                 let t1 = Instant::now();
                 let verdict = match result {
+                    Ok(resp) if resp.status == 200 && op == Operation::Add => {
+                        match check_add(&resp.body, &limits) {
+                            Ok(v) if last.is_none_or(|l| v == l + 1) => {
+                                last = Some(v);
+                                Ok(())
+                            }
+                            Ok(v) => {
+                                let e = format!("add returned {v} after {last:?}");
+                                last = None;
+                                Err(e)
+                            }
+                            Err(e) => {
+                                last = None;
+                                Err(e)
+                            }
+                        }
+                    }
                     Ok(resp) if resp.status == 200 => check_response(op, &resp.body, &limits),
                     Ok(resp) => Err(format!(
                         "HTTP {}: {}",
