@@ -117,6 +117,83 @@ struct Job {
 struct Shared {
     commits: AtomicU64,
     writes: AtomicU64,
+    /// The sequence number of the last job committed (or failed).
+    durable: tokio::sync::watch::Sender<u64>,
+}
+
+/// Commits `jobs` as one transaction and answers each.
+fn commit_jobs(backend: &mut dyn Backend, jobs: Vec<Job>, shared: &Shared) {
+    let Some(last_seq) = jobs.last().map(|j| j.seq) else {
+        return;
+    };
+    let mut batch: Vec<Write> = Vec::new();
+    let mut waiting = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        batch.extend(j.writes);
+        waiting.push(j.done);
+    }
+    let result = backend.commit(&batch);
+    match &result {
+        Ok(()) => {
+            shared.commits.fetch_add(1, Ordering::Relaxed);
+            shared
+                .writes
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        }
+        Err(e) => tracing::error!(error = %e, writes = batch.len(), "store commit failed"),
+    }
+    for done in waiting {
+        let _ = done.send(result.clone());
+    }
+    shared.durable.send_replace(last_seq);
+}
+
+/// How commits happen.
+enum Engine {
+    /// [`Sync::Disk`]: a writer thread takes every queued job into one transaction and
+    /// flushes it, so a flush never blocks a thread that serves requests.
+    Thread {
+        jobs: Mutex<Option<mpsc::Sender<Job>>>,
+        handle: Mutex<Option<JoinHandle<()>>>,
+    },
+    /// [`Sync::Os`]: no flush to wait for, so no thread hop either: the first caller
+    /// awaiting a [`Commit`] commits every job queued so far (its own and others'),
+    /// while the others wait for it (combining).
+    Inline(Arc<Combiner>),
+}
+
+struct Combiner {
+    queue: Mutex<(Vec<Job>, bool)>,
+    backend: Mutex<Box<dyn Backend>>,
+}
+
+impl Combiner {
+    /// Commits what is queued, unless another caller is doing so (it will see our job:
+    /// it checks the queue again after releasing the backend).
+    fn drain(&self, shared: &Shared) {
+        loop {
+            let Ok(mut backend) = self.backend.try_lock() else {
+                return;
+            };
+            loop {
+                let jobs = match self.queue.lock() {
+                    Ok(mut q) => {
+                        let n = q.0.len().min(MAX_BATCH);
+                        q.0.drain(..n).collect::<Vec<_>>()
+                    }
+                    Err(_) => return,
+                };
+                if jobs.is_empty() {
+                    break;
+                }
+                commit_jobs(&mut **backend, jobs, shared);
+            }
+            drop(backend);
+            if self.queue.lock().map_or(true, |q| q.0.is_empty()) {
+                return;
+            }
+        }
+    }
 }
 
 /// A handle on the store; clones share one writer.
@@ -126,12 +203,13 @@ pub struct Store {
 }
 
 struct Inner {
-    /// The queue to the writer, and the sequence number of the last job queued.
-    jobs: Mutex<(Option<mpsc::Sender<Job>>, u64)>,
+    /// The sequence number of the last job queued; held while a job is queued, so that
+    /// queue order is sequence order.
+    last_seq: Mutex<u64>,
+    engine: Engine,
     durable: tokio::sync::watch::Receiver<u64>,
     reader: Mutex<Box<dyn Reader>>,
     shared: Arc<Shared>,
-    writer: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// Reads at start-up (a separate connection from the writer's).
@@ -168,28 +246,41 @@ impl Store {
         }
         let writer = sqlite::SqliteBackend::open(path, sync)?;
         let reader = sqlite::SqliteBackend::open(path, sync)?;
-        Ok(Store::start(Box::new(writer), Box::new(reader)))
+        Ok(Store::start(Box::new(writer), Box::new(reader), sync))
     }
 
-    fn start(backend: Box<dyn Backend>, reader: Box<dyn Reader>) -> Store {
-        let (tx, rx) = mpsc::channel::<Job>();
+    fn start(backend: Box<dyn Backend>, reader: Box<dyn Reader>, sync: Sync) -> Store {
         let (durable_tx, durable) = tokio::sync::watch::channel(0u64);
         let shared = Arc::new(Shared {
             commits: AtomicU64::new(0),
             writes: AtomicU64::new(0),
+            durable: durable_tx,
         });
-        let s = shared.clone();
-        let writer = std::thread::Builder::new()
-            .name("osprey-store".into())
-            .spawn(move || write_loop(backend, &rx, &s, &durable_tx))
-            .expect("spawning the store writer thread");
+        let engine = match sync {
+            Sync::Disk => {
+                let (tx, rx) = mpsc::channel::<Job>();
+                let s = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name("osprey-store".into())
+                    .spawn(move || write_loop(backend, &rx, &s))
+                    .expect("spawning the store writer thread");
+                Engine::Thread {
+                    jobs: Mutex::new(Some(tx)),
+                    handle: Mutex::new(Some(handle)),
+                }
+            }
+            Sync::Os => Engine::Inline(Arc::new(Combiner {
+                queue: Mutex::new((Vec::new(), false)),
+                backend: Mutex::new(backend),
+            })),
+        };
         Store {
             inner: Arc::new(Inner {
-                jobs: Mutex::new((Some(tx), 0)),
+                last_seq: Mutex::new(0),
+                engine,
                 durable,
                 reader: Mutex::new(reader),
                 shared,
-                writer: Mutex::new(Some(writer)),
             }),
         }
     }
@@ -198,22 +289,37 @@ impl Store {
     /// returns a future that resolves once they are durable.
     pub fn submit(&self, writes: Vec<Write>) -> Commit {
         let (done, rx) = oneshot::channel();
-        let mut seq = 0;
-        let sent = match self.inner.jobs.lock() {
-            Ok(mut jobs) => {
-                let (tx, last) = &mut *jobs;
-                *last += 1;
-                seq = *last;
-                match tx.as_ref() {
-                    Some(tx) => tx.send(Job { seq, writes, done }).is_ok(),
-                    None => false,
-                }
-            }
-            Err(_) => false,
+        let Ok(mut last) = self.inner.last_seq.lock() else {
+            return Commit::closed();
         };
+        *last += 1;
+        let seq = *last;
+        let job = Job { seq, writes, done };
+        let (sent, combiner) = match &self.inner.engine {
+            Engine::Thread { jobs, .. } => {
+                let sent = jobs
+                    .lock()
+                    .ok()
+                    .and_then(|j| j.as_ref().map(|tx| tx.send(job).is_ok()))
+                    .unwrap_or(false);
+                (sent, None)
+            }
+            Engine::Inline(c) => {
+                let sent = match c.queue.lock() {
+                    Ok(mut q) if !q.1 => {
+                        q.0.push(job);
+                        true
+                    }
+                    _ => false,
+                };
+                (sent, Some((c.clone(), self.inner.shared.clone())))
+            }
+        };
+        drop(last);
         Commit {
             seq,
             rx: sent.then_some(rx),
+            combiner: combiner.filter(|_| sent),
         }
     }
 
@@ -223,7 +329,14 @@ impl Store {
     /// notification of a change.
     pub fn after(&self, seq: u64) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.inner.durable.clone();
+        let combiner = match &self.inner.engine {
+            Engine::Inline(c) => Some((c.clone(), self.inner.shared.clone())),
+            Engine::Thread { .. } => None,
+        };
         async move {
+            if let Some((c, shared)) = combiner {
+                c.drain(&shared);
+            }
             let _ = rx.wait_for(|&d| d >= seq).await;
         }
     }
@@ -247,12 +360,22 @@ impl Store {
 
     /// Stops accepting writes, commits what is queued and waits for the writer to end.
     pub fn close(&self) {
-        if let Ok(mut jobs) = self.inner.jobs.lock() {
-            jobs.0.take();
-        }
-        let handle = self.inner.writer.lock().ok().and_then(|mut w| w.take());
-        if let Some(h) = handle {
-            let _ = h.join();
+        match &self.inner.engine {
+            Engine::Thread { jobs, handle } => {
+                if let Ok(mut j) = jobs.lock() {
+                    j.take();
+                }
+                let h = handle.lock().ok().and_then(|mut h| h.take());
+                if let Some(h) = h {
+                    let _ = h.join();
+                }
+            }
+            Engine::Inline(c) => {
+                if let Ok(mut q) = c.queue.lock() {
+                    q.1 = true;
+                }
+                c.drain(&self.inner.shared);
+            }
         }
     }
 }
@@ -265,41 +388,20 @@ impl std::fmt::Debug for Store {
     }
 }
 
-fn write_loop(
-    mut backend: Box<dyn Backend>,
-    rx: &mpsc::Receiver<Job>,
-    shared: &Shared,
-    durable: &tokio::sync::watch::Sender<u64>,
-) {
-    let mut batch: Vec<Write> = Vec::new();
-    let mut waiting: Vec<oneshot::Sender<Result<(), StoreError>>> = Vec::new();
+fn write_loop(mut backend: Box<dyn Backend>, rx: &mpsc::Receiver<Job>, shared: &Shared) {
     while let Ok(first) = rx.recv() {
-        let mut job = Some(first);
-        let mut last_seq = 0;
-        while let Some(j) = job.take() {
-            last_seq = j.seq;
-            batch.extend(j.writes);
-            waiting.push(j.done);
-            if batch.len() >= MAX_BATCH {
-                break;
+        let mut jobs = vec![first];
+        let mut writes = jobs[0].writes.len();
+        while writes < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(j) => {
+                    writes += j.writes.len();
+                    jobs.push(j);
+                }
+                Err(_) => break,
             }
-            job = rx.try_recv().ok();
         }
-        let result = backend.commit(&batch);
-        match &result {
-            Ok(()) => {
-                shared.commits.fetch_add(1, Ordering::Relaxed);
-                shared
-                    .writes
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
-            }
-            Err(e) => tracing::error!(error = %e, writes = batch.len(), "store commit failed"),
-        }
-        for done in waiting.drain(..) {
-            let _ = done.send(result.clone());
-        }
-        durable.send_replace(last_seq);
-        batch.clear();
+        commit_jobs(&mut *backend, jobs, shared);
     }
 }
 
@@ -308,9 +410,19 @@ fn write_loop(
 pub struct Commit {
     seq: u64,
     rx: Option<oneshot::Receiver<Result<(), StoreError>>>,
+    /// For [`Sync::Os`]: the combiner this commit may have to run.
+    combiner: Option<(Arc<Combiner>, Arc<Shared>)>,
 }
 
 impl Commit {
+    fn closed() -> Self {
+        Commit {
+            seq: 0,
+            rx: None,
+            combiner: None,
+        }
+    }
+
     /// The write's place in the store's queue (see [`Store::after`]).
     pub fn seq(&self) -> u64 {
         self.seq
@@ -321,6 +433,9 @@ impl Future for Commit {
     type Output = Result<(), StoreError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some((c, shared)) = self.combiner.take() {
+            c.drain(&shared);
+        }
         match self.rx.as_mut() {
             None => Poll::Ready(Err(StoreError::Closed)),
             Some(rx) => Pin::new(rx)
