@@ -146,8 +146,9 @@ struct WsTestArgs {
     /// Endpoint URL.
     #[arg(long, default_value = "http://127.0.0.1:8080/wstest")]
     url: String,
-    /// echoVoid, echoStruct or echoList; or add (the WSRF counter at --url .../counter:
-    /// one counter per connection, every value checked).
+    /// echoVoid, echoStruct or echoList; or, against the WSRF counter (--url
+    /// .../counter), add (one counter per connection, every value checked) or
+    /// createCounter.
     #[arg(long, default_value = "echoStruct")]
     op: Operation,
     /// Concurrent keep-alive connections.

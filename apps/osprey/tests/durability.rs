@@ -16,7 +16,6 @@ fn serve(addr: &str, data: &std::path::Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
         .args(["serve", "--listen", addr, "--data"])
         .arg(data)
-        .env("RUST_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -245,7 +245,6 @@ fn start_container(binary: &Path, data: &Path) -> Result<(Child, String), String
     let mut child = Command::new(binary)
         .args(["serve", "--listen", "127.0.0.1:0", "--data"])
         .arg(data)
-        .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

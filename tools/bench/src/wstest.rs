@@ -32,6 +32,10 @@ pub enum Operation {
     /// checks that every answer is one more than the last.
     #[serde(rename = "add")]
     Add,
+    /// The WSRF counter's `createCounter`: every response must carry an endpoint
+    /// reference with a key (to fill a container with resources).
+    #[serde(rename = "createCounter")]
+    Create,
 }
 
 impl std::str::FromStr for Operation {
@@ -42,8 +46,9 @@ impl std::str::FromStr for Operation {
             "echoStruct" => Ok(Operation::Struct),
             "echoList" => Ok(Operation::List),
             "add" => Ok(Operation::Add),
+            "createCounter" => Ok(Operation::Create),
             _ => Err(format!(
-                "unknown operation {s:?}: expected echoVoid, echoStruct, echoList or add"
+                "unknown operation {s:?}: expected echoVoid, echoStruct, echoList, add or createCounter"
             )),
         }
     }
@@ -57,6 +62,7 @@ impl Operation {
             Operation::Struct => "echoStruct",
             Operation::List => "echoList",
             Operation::Add => "add",
+            Operation::Create => "createCounter",
         }
     }
 }
@@ -189,6 +195,7 @@ pub fn request_body(op: Operation, version: SoapVersion) -> Vec<u8> {
         }
         // Without its counter's key header: `run_wstest` adds one per connection.
         Operation::Add => encode_element_into(&osprey_counter::Add { value: 1 }, &mut payload),
+        Operation::Create => encode_element_into(&osprey_counter::CreateCounter {}, &mut payload),
     }
     let mut w = XmlWriter::with_capacity(2048);
     write_envelope(&mut w, version, &[], Body::Payload(payload.as_bytes()));
@@ -253,6 +260,13 @@ pub fn check_response(op: Operation, body: &[u8], limits: &Limits) -> Result<(),
     }
     match op {
         Operation::Add => Err("add responses are checked with check_add".into()),
+        Operation::Create => {
+            let got = decode::<osprey_counter::CreateCounterResponse>(&mut r)?;
+            let epr = got.endpoint_reference.0;
+            (!epr.address.is_empty() && epr.reference_parameters.len() == 1)
+                .then_some(())
+                .ok_or_else(|| "createCounter returned no usable endpoint reference".into())
+        }
         Operation::Void => decode::<EchoVoidResponse>(&mut r).map(|_| ()),
         Operation::Struct => {
             let got = decode::<EchoStructResponse>(&mut r)?;
@@ -287,6 +301,7 @@ pub async fn run_wstest(cfg: &WsTestConfig) -> Result<WsTestReport, String> {
     };
     let action = match cfg.op {
         Operation::Add => ADD_ACTION.to_owned(),
+        Operation::Create => "urn:osprey:counter/createCounter".to_owned(),
         op => format!("urn:wstest/{}", op.name()),
     };
     // One body per connection: the same echo request, or an add to its own counter.
