@@ -286,3 +286,54 @@ async fn bad_wsrf_requests_get_their_spec_faults() {
     }
     server.assert_serving().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_content_filter_selects_the_notifications() {
+    let server = Server::start("").await;
+    let c = client(&server);
+    let mut consumer = NotificationConsumer::start().await.unwrap();
+    let epr = c.create().await.unwrap();
+    let prepared = c
+        .wsrf
+        .prepare_subscribe_filtered(
+            &epr,
+            &consumer.epr(),
+            &VALUE,
+            Some((
+                "rp:NewValues/c:Value > 3",
+                &[("rp", ns::RP), ("c", osprey_counter::NS)],
+            )),
+        )
+        .unwrap();
+    let _: osprey_wsrf::messages::SubscribeResponse = c.wsrf.send(&prepared).await.unwrap();
+    for _ in 0..5 {
+        c.add(&epr, 1).await.unwrap();
+    }
+    let mut got = Vec::new();
+    while let Some(n) = consumer.next(Duration::from_millis(500)).await {
+        let new: Vec<_> = n
+            .message
+            .message
+            .elements()
+            .filter(|e| e.name.local() == "NewValues")
+            .collect();
+        got.push(new[0].string_value());
+    }
+    assert_eq!(got, ["4", "5"]);
+    // A filter outside the subset is refused when subscribing.
+    let bad = c
+        .wsrf
+        .prepare_subscribe_filtered(
+            &epr,
+            &consumer.epr(),
+            &VALUE,
+            Some(("c:Value/..", &[("c", osprey_counter::NS)])),
+        )
+        .unwrap();
+    let e = c
+        .wsrf
+        .send::<osprey_wsrf::messages::SubscribeResponse>(&bad)
+        .await
+        .unwrap_err();
+    assert!(fault_reason(e).contains("invalid message content expression"));
+}

@@ -169,6 +169,22 @@ impl WsrfClient {
         consumer: &EndpointReference,
         topic: &QName,
     ) -> Result<Prepared, ClientError> {
+        self.prepare_subscribe_filtered(producer, consumer, topic, None)
+    }
+
+    /// As [`Self::prepare_subscribe`], with a MessageContent filter: an XPath 1.0
+    /// expression over the notification message, and the (prefix, URI) bindings of its
+    /// prefixes. Only messages for which it is true are delivered.
+    ///
+    /// # Errors
+    /// As [`Self::prepare`].
+    pub fn prepare_subscribe_filtered(
+        &self,
+        producer: &EndpointReference,
+        consumer: &EndpointReference,
+        topic: &QName,
+        filter: Option<(&str, &[(&str, &str)])>,
+    ) -> Result<Prepared, ClientError> {
         let mut scope = osprey_xml::Scope::default();
         scope.bind("t", topic.ns());
         let req = Subscribe {
@@ -178,7 +194,17 @@ impl WsrfClient {
                 text: format!("t:{}", topic.local()),
                 scope,
             }),
-            message_content: None,
+            message_content: filter.map(|(xpath, namespaces)| {
+                let mut scope = osprey_xml::Scope::default();
+                for (p, u) in namespaces {
+                    scope.bind(p, u);
+                }
+                Expression {
+                    dialect: ns::XPATH_DIALECT.into(),
+                    text: xpath.into(),
+                    scope,
+                }
+            }),
             initial_termination_time: None,
             unknown_filters: Vec::new(),
         };

@@ -18,7 +18,7 @@ use crate::messages::{
     TerminationRequest,
 };
 use crate::notify::{Delivery, DeliveryConfig, Notifier};
-use crate::{ns, topic, WsrfError};
+use crate::{ns, topic, xpath, WsrfError};
 
 /// The state of a resource type, which is also its resource property document: each
 /// field of the bound type is a resource property (its element is the property's QName).
@@ -74,6 +74,31 @@ struct Subscription {
     soap12: bool,
     paused: bool,
     termination: Option<i64>,
+    /// A MessageContent filter (XPath 1.0), if any.
+    filter: Option<String>,
+    /// The namespaces its prefixes name, as `prefix=uri`.
+    filter_namespaces: Vec<String>,
+}
+
+impl Subscription {
+    /// Whether `message` passes the subscription's MessageContent filter (the context
+    /// node is the message element). Filters were checked when the subscription was
+    /// made; one that no longer parses passes nothing.
+    fn accepts(&self, message: &Element) -> bool {
+        let Some(text) = &self.filter else {
+            return true;
+        };
+        let mut scope = osprey_xml::Scope::default();
+        for b in &self.filter_namespaces {
+            if let Some((p, u)) = b.split_once('=') {
+                scope.bind(p, u);
+            }
+        }
+        match xpath::Expr::parse(text, &scope) {
+            Ok(e) => e.matches(message),
+            Err(_) => false,
+        }
+    }
 }
 
 /// The resources of one type.
@@ -553,12 +578,26 @@ impl<S: ResourceState> ResourceHome<S> {
                 "filter {q} is not understood (TopicExpression is)"
             )));
         }
-        if let Some(m) = &req.message_content {
-            return Err(WsrfError::InvalidMessageContentExpression(format!(
-                "MessageContent filters ({}) are not supported; filter by topic",
-                m.dialect
-            )));
-        }
+        let (filter, filter_namespaces) = match &req.message_content {
+            Some(m) if m.dialect != ns::XPATH_DIALECT => {
+                return Err(WsrfError::InvalidMessageContentExpression(format!(
+                    "dialect {:?} is not supported (XPath 1.0 is)",
+                    m.dialect
+                )))
+            }
+            Some(m) => {
+                xpath::Expr::parse(&m.text, &m.scope)
+                    .map_err(WsrfError::InvalidMessageContentExpression)?;
+                let bindings = m
+                    .scope
+                    .bindings()
+                    .filter(|(p, _)| !p.is_empty())
+                    .map(|(p, u)| format!("{p}={u}"))
+                    .collect();
+                (Some(m.text.clone()), bindings)
+            }
+            None => (None, Vec::new()),
+        };
         let topic =
             match &req.topic {
                 Some(t) => topic::parse(t, &self.topics)?,
@@ -599,6 +638,8 @@ impl<S: ResourceState> ResourceHome<S> {
             soap12: version == SoapVersion::V12,
             paused: false,
             termination,
+            filter,
+            filter_namespaces,
         };
         let sub_key = new_key();
         let commit = {
@@ -801,7 +842,9 @@ impl<S: ResourceState> ResourceHome<S> {
                     continue;
                 }
                 let m = message.get_or_insert_with(|| value_change_message(&o, &n));
-                out.push(self.delivery(sk, sub, key, topic, m, seq));
+                if sub.accepts(m) {
+                    out.push(self.delivery(sk, sub, key, topic, m, seq));
+                }
             }
         }
         out

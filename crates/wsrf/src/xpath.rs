@@ -13,7 +13,9 @@
 //!   `local-name`, `name`, `position`, `last`.
 //!
 //! Anything else (axes written out, `..`, variables, other functions) is refused with a
-//! message naming it, which the service returns as `InvalidQueryExpressionFault`.
+//! message naming it, which the service returns as `InvalidQueryExpressionFault` (or, for
+//! a subscription's MessageContent filter, `InvalidMessageContentExpressionFault`).
+//! A filter is evaluated with the notification message element as its context node.
 //! Expressions are limited to 4,096 characters and 64 levels of nesting.
 
 use osprey_xml::{QName, Scope};
@@ -590,6 +592,18 @@ impl Expr {
             return Err(format!("unexpected {t:?} after the end of the expression"));
         }
         Ok(Expr { ast })
+    }
+
+    /// The expression's boolean value over `doc` (XPath's `boolean()`; a number is
+    /// true when non-zero): how a MessageContent filter decides.
+    pub fn matches(&self, doc: &Element) -> bool {
+        let ctx = Ctx {
+            node: N::Element(doc),
+            position: 1,
+            size: 1,
+            root: doc,
+        };
+        eval(&self.ast, &ctx).boolean()
     }
 
     /// Evaluates the expression over `doc` (the context node is its root element).

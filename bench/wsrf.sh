@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The WSRF speed figures of docs/benchmarks.md, in one sitting on one build:
+#   - the counter's add against echoVoid, same container, interleaved rounds, at 1 and 16
+#     connections, with [data] sync = "disk" and sync = "os";
+#   - the lifecycle experiment (default 50 containers), timed.
+# Usage: bench/wsrf.sh [ROUNDS] [SECONDS]   (defaults 3 rounds of 5 s per measurement)
+# Containers listen on free loopback ports, keep state in a temporary directory and are
+# stopped by PID.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROUNDS=${1:-3}
+SECS=${2:-5}
+BIN=$ROOT/target/release/osprey
+cargo build --release -q -p osprey --manifest-path "$ROOT/Cargo.toml"
+WORK=$(mktemp -d)
+PID=
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+echo "commit $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
+for sync in disk os; do
+  printf '[data]\nsync = "%s"\n' "$sync" >"$WORK/$sync.toml"
+  "$BIN" serve --config "$WORK/$sync.toml" --listen 127.0.0.1:0 --data "$WORK/data-$sync" >"$WORK/serve.log" 2>&1 &
+  PID=$!
+  BASE=
+  for _ in $(seq 1 100); do
+    BASE=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.log" | head -1 || true)
+    [ -n "$BASE" ] && break
+    sleep 0.05
+  done
+  [ -n "$BASE" ] || { cat "$WORK/serve.log"; exit 1; }
+  for c in 1 16; do
+    for r in $(seq 1 "$ROUNDS"); do
+      for op in echoVoid add; do
+        path=/wstest; [ "$op" = add ] && path=/counter
+        "$BIN" bench wstest --url "$BASE$path" --op "$op" --connections "$c" --duration "${SECS}s" \
+          --warmup 1s --json "$WORK/r.json" >/dev/null
+        echo "$sync $c $r $op $(field "$WORK/r.json" requests_per_second) $(field "$WORK/r.json" p50_us) $(field "$WORK/r.json" errors)" >>"$WORK/results"
+      done
+    done
+  done
+  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+done
+python3 - "$WORK/results" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+print("| sync | connections | echoVoid req/s | add req/s | add/echoVoid throughput | echoVoid p50 (us) | add p50 (us) | add/echoVoid p50 |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for sync in ("disk", "os"):
+    for c in ("1", "16"):
+        sel = lambda op, i: [float(r[i]) for r in rows if r[0] == sync and r[1] == c and r[3] == op]
+        ev, ad = st.median(sel("echoVoid", 4)), st.median(sel("add", 4))
+        evp, adp = st.median(sel("echoVoid", 5)), st.median(sel("add", 5))
+        errors = sum(int(r[6]) for r in rows)
+        print(f"| {sync} | {c} | {ev:,.0f} | {ad:,.0f} | {ad/ev:.2f}x | {evp:.1f} | {adp:.1f} | {adp/evp:.2f}x |")
+print(f"\n(medians of {len(rows)//8} interleaved rounds per cell; errors: {errors})")
+PY
+echo
+start=$(date +%s.%N)
+(cd "$WORK" && "$BIN" bench lifecycle --out "$WORK/lifecycle" 2>/dev/null)
+end=$(date +%s.%N)
+echo
+echo "lifecycle experiment: $(python3 -c "print(f'{$end - $start:.1f}')") s wall clock"
+cp "$WORK/lifecycle.svg" "$WORK/lifecycle.png" "$WORK/lifecycle.csv" "$ROOT/docs/" 2>/dev/null || true
