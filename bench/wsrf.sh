@@ -63,4 +63,4 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 echo
 echo "lifecycle experiment: $(python3 -c "print(f'{$end - $start:.1f}')") s wall clock"
-cp "$WORK/lifecycle.svg" "$WORK/lifecycle.png" "$WORK/lifecycle.csv" "$ROOT/docs/" 2>/dev/null || true
+cp "$WORK/lifecycle.svg" "$WORK/lifecycle.png" "$ROOT/docs/" 2>/dev/null || true
