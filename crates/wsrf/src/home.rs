@@ -448,20 +448,25 @@ impl<S: ResourceState> ResourceHome<S> {
                 )));
             }
         }
+        let properties = self.properties.clone();
         self.update(key, move |state| {
             let mut doc = Element::parse(encode_element(state).as_bytes(), &Limits::default())
                 .map_err(|e| WsrfError::InvalidModification(e.to_string()))?;
             for (q, values, insert) in plan {
-                let at = doc
-                    .children
-                    .iter()
-                    .position(|n| matches!(n, Node::Element(e) if e.name == q));
                 if !insert || values.is_none() {
                     doc.children
                         .retain(|n| !matches!(n, Node::Element(e) if e.name == q));
                 }
                 if let Some(values) = values {
-                    let at = at.unwrap_or(doc.children.len()).min(doc.children.len());
+                    // New values go where the schema puts the property: after every
+                    // element of this or an earlier property (so Insert appends).
+                    let rank = |name: &QName| properties.iter().position(|p| p == name);
+                    let target = rank(&q);
+                    let at = doc
+                        .children
+                        .iter()
+                        .rposition(|n| matches!(n, Node::Element(e) if rank(&e.name) <= target))
+                        .map_or(0, |i| i + 1);
                     for (i, v) in values.into_iter().enumerate() {
                         doc.children.insert(at + i, Node::Element(v));
                     }

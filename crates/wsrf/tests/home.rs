@@ -22,11 +22,13 @@ struct Props {
     count: i32,
     #[xml(rename = "Label")]
     label: String,
+    #[xml(rename = "Tag")]
+    tags: Vec<String>,
 }
 
 impl ResourceState for Props {
     fn modifiable(p: &QName) -> bool {
-        p.local() == "Count"
+        p.local() == "Count" || p.local() == "Tag"
     }
 }
 
@@ -321,4 +323,33 @@ async fn subscriptions_are_checked_and_expire() {
         home.unsubscribe(&sub_key).await,
         Err(WsrfError::ResourceUnknown(_))
     ));
+}
+
+#[tokio::test]
+async fn insert_appends_in_schema_order_and_delete_removes_every_value() {
+    let f = Fixture::new();
+    let home = f.home();
+    let key = home.create(Props::default(), None).await.unwrap();
+    let tag = |v: &str| Element::with_text(QName::new_static("urn:t", "Tag"), v);
+    home.set_properties(&key, &[SetComponent::Insert(vec![tag("a"), tag("b")])])
+        .await
+        .unwrap();
+    home.set_properties(&key, &[SetComponent::Insert(vec![tag("c")])])
+        .await
+        .unwrap();
+    assert_eq!(
+        home.read(&key, |p| p.tags.clone()).unwrap(),
+        ["a", "b", "c"]
+    );
+    // Several components apply in order, all or none.
+    home.set_properties(
+        &key,
+        &[
+            SetComponent::Delete(Ok(QName::new_static("urn:t", "Tag"))),
+            SetComponent::Insert(vec![tag("z")]),
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(home.read(&key, |p| p.tags.clone()).unwrap(), ["z"]);
 }

@@ -201,6 +201,8 @@ pub struct Stat {
     pub mean: f64,
     /// Sample standard deviation (0 for one sample).
     pub sd: f64,
+    /// Median.
+    pub p50: f64,
     /// Samples.
     pub n: usize,
 }
@@ -217,7 +219,14 @@ impl Stat {
         } else {
             0.0
         };
-        Some(Stat { mean, sd, n })
+        let mut sorted = v.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let p50 = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        Some(Stat { mean, sd, p50, n })
     }
 }
 
@@ -471,6 +480,19 @@ impl LifecycleReport {
                 diff(&c[2], &c[3])
             ));
         }
+        let p50 = |step: Step, case: usize| {
+            self.table2
+                .iter()
+                .find(|(s, _)| *s == step)
+                .and_then(|(_, c)| c[case])
+                .map(|c| c.p50)
+        };
+        if let (Some(add), Some(notify)) = (p50(Step::Add, 3), p50(Step::Notification, 3)) {
+            s.push_str(&format!(
+                "\nStable (case 4) medians: add {add:.3} ms, notification {notify:.3} ms ({:.2}x the add).\n",
+                notify / add
+            ));
+        }
         s
     }
 
@@ -590,6 +612,8 @@ mod tests {
     fn statistics_are_the_sample_mean_and_deviation() {
         let st = Stat::of(&[1.0, 2.0, 3.0, 4.0]).unwrap();
         assert_eq!(st.mean, 2.5);
+        assert_eq!(st.p50, 2.5);
+        assert_eq!(Stat::of(&[3.0, 1.0, 2.0]).unwrap().p50, 2.0);
         assert!((st.sd - 1.290_994).abs() < 1e-6);
         assert_eq!(Stat::of(&[7.0]).unwrap().sd, 0.0);
         assert!(Stat::of(&[]).is_none());
