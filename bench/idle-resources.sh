@@ -11,21 +11,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 COUNT=${1:-1000000}
 BIN=$ROOT/target/release/osprey
 [ -x "$BIN" ] || cargo build --release -p osprey --manifest-path "$ROOT/Cargo.toml"
+. "$ROOT/bench/lib.sh"
 WORK=$(mktemp -d)
-PID=
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-"$BIN" serve --listen 127.0.0.1:0 --data "$WORK/data" >"$WORK/serve.log" 2>&1 &
-PID=$!
-URL=
-for _ in $(seq 1 100); do
-  URL=$(grep -o 'http://127.0.0.1:[0-9]*/counter' "$WORK/serve.log" | head -1 || true)
-  [ -n "$URL" ] && break
-  sleep 0.05
-done
-[ -n "$URL" ] || { cat "$WORK/serve.log"; exit 1; }
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$PID/status"; }
+trap 'osprey_stop; rm -rf "$WORK"' EXIT
+osprey_start "$BIN" "$WORK/data"
+URL=$OSPREY_BASE/counter
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$OSPREY_PID/status"; }
 before=$(rss)
 "$BIN" call "$URL" createCounter --save-epr "$WORK/first.xml" >/dev/null
 created=1

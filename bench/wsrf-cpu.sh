@@ -12,20 +12,13 @@ SECS=${2:-5}
 BIN=$ROOT/target/release/osprey
 cargo build --release -q -p osprey --manifest-path "$ROOT/Cargo.toml"
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 1; }
+. "$ROOT/bench/lib.sh"
 WORK=$(mktemp -d)
-PID=
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+trap 'osprey_stop; rm -rf "$WORK"' EXIT
 printf '[data]\nsync = "%s"\n' "$SYNC" >"$WORK/config.toml"
-"$BIN" serve --config "$WORK/config.toml" --listen 127.0.0.1:0 --data "$WORK/data" >"$WORK/serve.log" 2>&1 &
-PID=$!
-BASE=
-for _ in $(seq 1 100); do
-  BASE=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.log" | head -1 || true)
-  [ -n "$BASE" ] && break
-  sleep 0.05
-done
-[ -n "$BASE" ] || { cat "$WORK/serve.log"; exit 1; }
+osprey_start "$BIN" "$WORK/data" "$WORK/config.toml"
+BASE=$OSPREY_BASE
+PID=$OSPREY_PID
 "$BIN" call "$BASE/counter" createCounter --save-epr "$WORK/c.xml" >/dev/null 2>&1
 KEY=$(grep -o '[0-9a-f]\{32\}' "$WORK/c.xml")
 S='<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/">'

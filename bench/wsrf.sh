@@ -12,25 +12,17 @@ ROUNDS=${1:-3}
 SECS=${2:-5}
 BIN=$ROOT/target/release/osprey
 cargo build --release -q -p osprey --manifest-path "$ROOT/Cargo.toml"
+. "$ROOT/bench/lib.sh"
 WORK=$(mktemp -d)
-PID=
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+trap 'osprey_stop; rm -rf "$WORK"' EXIT
 
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 echo "commit $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
 for sync in disk os; do
   printf '[data]\nsync = "%s"\n' "$sync" >"$WORK/$sync.toml"
-  "$BIN" serve --config "$WORK/$sync.toml" --listen 127.0.0.1:0 --data "$WORK/data-$sync" >"$WORK/serve.log" 2>&1 &
-  PID=$!
-  BASE=
-  for _ in $(seq 1 100); do
-    BASE=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.log" | head -1 || true)
-    [ -n "$BASE" ] && break
-    sleep 0.05
-  done
-  [ -n "$BASE" ] || { cat "$WORK/serve.log"; exit 1; }
+  osprey_start "$BIN" "$WORK/data-$sync" "$WORK/$sync.toml"
+  BASE=$OSPREY_BASE
   for c in 1 16; do
     for r in $(seq 1 "$ROUNDS"); do
       for op in echoVoid add; do
@@ -41,7 +33,7 @@ for sync in disk os; do
       done
     done
   done
-  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+  osprey_stop
 done
 python3 - "$WORK/results" <<'PY'
 import sys, statistics as st

@@ -85,13 +85,8 @@ async fn every_add_is_notified_in_order_to_a_subscriber() {
             m.message.name.local(),
             "ResourcePropertyValueChangeNotification"
         );
-        let new: Vec<_> = m
-            .message
-            .elements()
-            .filter(|e| e.name.local() == "NewValues")
-            .collect();
         assert_eq!(
-            new[0].string_value(),
+            m.new_values()[0].string_value(),
             i.to_string(),
             "notification {i} out of order"
         );
@@ -105,13 +100,7 @@ async fn every_add_is_notified_in_order_to_a_subscriber() {
         .next(WAIT)
         .await
         .expect("a notification after resume");
-    let new: Vec<_> = n
-        .message
-        .message
-        .elements()
-        .filter(|e| e.name.local() == "NewValues")
-        .collect();
-    assert_eq!(new[0].string_value(), "7");
+    assert_eq!(n.message.new_values()[0].string_value(), "7");
     c.wsrf.unsubscribe(&sub.subscription).await.unwrap();
     c.add(&epr, 1).await.unwrap();
     c.wsrf.destroy(&epr).await.unwrap();
@@ -311,13 +300,7 @@ async fn a_message_content_filter_selects_the_notifications() {
     }
     let mut got = Vec::new();
     while let Some(n) = consumer.next(Duration::from_millis(500)).await {
-        let new: Vec<_> = n
-            .message
-            .message
-            .elements()
-            .filter(|e| e.name.local() == "NewValues")
-            .collect();
-        got.push(new[0].string_value());
+        got.push(n.message.new_values()[0].string_value());
     }
     assert_eq!(got, ["4", "5"]);
     // A filter outside the subset is refused when subscribing.

@@ -106,13 +106,7 @@ async fn every_acknowledged_add_survives_sigkill_and_subscriptions_deliver_again
         .next(Duration::from_secs(10))
         .await
         .expect("a notification from the restarted container");
-    let new: Vec<_> = n
-        .message
-        .message
-        .elements()
-        .filter(|e| e.name.local() == "NewValues")
-        .collect();
-    assert_eq!(new[0].string_value(), after.to_string());
+    assert_eq!(n.message.new_values()[0].string_value(), after.to_string());
     child.kill().unwrap();
     child.wait().unwrap();
 }

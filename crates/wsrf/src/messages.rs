@@ -136,6 +136,45 @@ fn datetime_text(r: &mut XmlReader<'_>) -> Result<DateTime, DecodeError> {
     DateTime::parse(&text).ok_or_else(|| DecodeError::invalid(&text, "xsd:dateTime"))
 }
 
+/// A nillable `xsd:dateTime` element's content (`None` for `xsi:nil="true"`).
+fn nillable_datetime(r: &mut XmlReader<'_>) -> Result<Option<DateTime>, DecodeError> {
+    if nil(r) {
+        r.skip_element()?;
+        Ok(None)
+    } else {
+        datetime_text(r).map(Some)
+    }
+}
+
+/// Writes a termination time (nillable) and the current time: the content of
+/// `SetTerminationTimeResponse` and `RenewResponse`.
+fn write_times(w: &mut XmlWriter, ns: &str, first: &str, t: Option<&DateTime>, now: &DateTime) {
+    write_nillable_datetime(w, ns, first, t);
+    w.start(ns, "CurrentTime");
+    w.text(&now.to_string());
+    w.end();
+}
+
+/// Reads what [`write_times`] writes.
+fn read_times(
+    r: &mut XmlReader<'_>,
+    ns: &str,
+    first: &'static str,
+) -> Result<(Option<DateTime>, DateTime), DecodeError> {
+    let t = match r.next_child()? {
+        Some(s) if s.is(ns, first) => nillable_datetime(r)?,
+        found => return Err(DecodeError::missing(first, found)),
+    };
+    let now = match r.next_child()? {
+        Some(s) if s.is(ns, "CurrentTime") => datetime_text(r)?,
+        found => return Err(DecodeError::missing("CurrentTime", found)),
+    };
+    if let Some(s) = r.next_child()? {
+        return Err(DecodeError::unexpected(&s));
+    }
+    Ok((t, now))
+}
+
 fn nil(r: &XmlReader<'_>) -> bool {
     matches!(r.attribute(XSI_NS, "nil"), Some(v) if v.trim() == "true" || v.trim() == "1")
 }
@@ -676,12 +715,7 @@ impl XmlType for SetTerminationTime {
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
         let requested = match r.next_child()? {
             Some(s) if s.is(ns::RL, "RequestedTerminationTime") => {
-                if nil(r) {
-                    r.skip_element()?;
-                    TerminationRequest::At(None)
-                } else {
-                    TerminationRequest::At(Some(datetime_text(r)?))
-                }
+                TerminationRequest::At(nillable_datetime(r)?)
             }
             Some(s) if s.is(ns::RL, "RequestedLifetimeDuration") => {
                 let text = r.read_text()?;
@@ -724,36 +758,12 @@ impl XmlType for SetTerminationTimeResponse {
     }
 
     fn encode(&self, w: &mut XmlWriter) {
-        write_nillable_datetime(
-            w,
-            ns::RL,
-            "NewTerminationTime",
-            self.new_termination_time.as_ref(),
-        );
-        w.start(ns::RL, "CurrentTime");
-        w.text(&self.current_time.to_string());
-        w.end();
+        let t = self.new_termination_time.as_ref();
+        write_times(w, ns::RL, "NewTerminationTime", t, &self.current_time);
     }
 
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let new_termination_time = match r.next_child()? {
-            Some(s) if s.is(ns::RL, "NewTerminationTime") => {
-                if nil(r) {
-                    r.skip_element()?;
-                    None
-                } else {
-                    Some(datetime_text(r)?)
-                }
-            }
-            found => return Err(DecodeError::missing("NewTerminationTime", found)),
-        };
-        let current_time = match r.next_child()? {
-            Some(s) if s.is(ns::RL, "CurrentTime") => datetime_text(r)?,
-            found => return Err(DecodeError::missing("CurrentTime", found)),
-        };
-        if let Some(s) = r.next_child()? {
-            return Err(DecodeError::unexpected(&s));
-        }
+        let (new_termination_time, current_time) = read_times(r, ns::RL, "NewTerminationTime")?;
         Ok(SetTerminationTimeResponse {
             new_termination_time,
             current_time,
@@ -909,11 +919,7 @@ impl XmlType for SubscribeResponse {
             if s.is(ns::WSNT, "CurrentTime") {
                 resp.current_time = datetime_text(r)?;
             } else if s.is(ns::WSNT, "TerminationTime") {
-                if nil(r) {
-                    r.skip_element()?;
-                } else {
-                    resp.termination_time = Some(datetime_text(r)?);
-                }
+                resp.termination_time = nillable_datetime(r)?;
             } else {
                 return Err(DecodeError::unexpected(&s));
             }
@@ -984,33 +990,12 @@ impl XmlType for RenewResponse {
     }
 
     fn encode(&self, w: &mut XmlWriter) {
-        write_nillable_datetime(
-            w,
-            ns::WSNT,
-            "TerminationTime",
-            self.termination_time.as_ref(),
-        );
-        w.start(ns::WSNT, "CurrentTime");
-        w.text(&self.current_time.to_string());
-        w.end();
+        let t = self.termination_time.as_ref();
+        write_times(w, ns::WSNT, "TerminationTime", t, &self.current_time);
     }
 
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let termination_time = match r.next_child()? {
-            Some(s) if s.is(ns::WSNT, "TerminationTime") => {
-                if nil(r) {
-                    r.skip_element()?;
-                    None
-                } else {
-                    Some(datetime_text(r)?)
-                }
-            }
-            found => return Err(DecodeError::missing("TerminationTime", found)),
-        };
-        let current_time = match r.next_child()? {
-            Some(s) if s.is(ns::WSNT, "CurrentTime") => datetime_text(r)?,
-            found => return Err(DecodeError::missing("CurrentTime", found)),
-        };
+        let (termination_time, current_time) = read_times(r, ns::WSNT, "TerminationTime")?;
         Ok(RenewResponse {
             termination_time,
             current_time,
@@ -1030,6 +1015,18 @@ pub struct NotificationMessage {
     pub producer: Option<EndpointReference>,
     /// The message content (`wsnt:Message`'s single child).
     pub message: Element,
+}
+
+impl NotificationMessage {
+    /// For a resource property value change: the new values (the children of
+    /// `wsrf-rp:NewValues`); empty for other messages.
+    pub fn new_values(&self) -> Vec<&Element> {
+        self.message
+            .elements()
+            .filter(|e| e.name.is(ns::RP, "NewValues"))
+            .flat_map(Element::elements)
+            .collect()
+    }
 }
 
 /// `wsnt:Notify`.

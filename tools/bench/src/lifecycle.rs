@@ -154,12 +154,7 @@ pub async fn run_client(url: &str, resources: usize, adds: usize) -> Result<Vec<
                     .ok_or_else(|| {
                         format!("no notification for add {a} of resource {r} within 10 s")
                     })?;
-                let new = n
-                    .message
-                    .message
-                    .elements()
-                    .find(|e| e.name.local() == "NewValues")
-                    .map(|e| e.string_value());
+                let new = n.message.new_values().first().map(|e| e.string_value());
                 if new.as_deref().map(str::trim) == Some(value.to_string().as_str()) {
                     out.push(sample(Step::Notification, Some(a), ms(n.at - t)));
                     break;

@@ -1,0 +1,34 @@
+# Shared by the bench scripts (sourced, not run).
+#
+# osprey_start BIN DATA [CONFIG]: starts `BIN serve` on a free loopback port with state in
+# DATA (and CONFIG, if given); sets OSPREY_PID and OSPREY_BASE (http://127.0.0.1:PORT)
+# once it serves, or prints its log and fails.
+osprey_start() {
+  local bin=$1 data=$2 config=${3:-}
+  local log="$data.log"
+  mkdir -p "$(dirname "$data")"
+  if [ -n "$config" ]; then
+    "$bin" serve --config "$config" --listen 127.0.0.1:0 --data "$data" >"$log" 2>&1 &
+  else
+    "$bin" serve --listen 127.0.0.1:0 --data "$data" >"$log" 2>&1 &
+  fi
+  OSPREY_PID=$!
+  OSPREY_BASE=
+  for _ in $(seq 1 100); do
+    OSPREY_BASE=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1 || true)
+    [ -n "$OSPREY_BASE" ] && return 0
+    sleep 0.05
+  done
+  cat "$log"
+  echo "osprey serve did not start" >&2
+  return 1
+}
+
+# osprey_stop: stops the container osprey_start started (by its PID).
+osprey_stop() {
+  if [ -n "${OSPREY_PID:-}" ]; then
+    kill "$OSPREY_PID" 2>/dev/null || true
+    wait "$OSPREY_PID" 2>/dev/null || true
+    OSPREY_PID=
+  fi
+}
