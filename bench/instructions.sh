@@ -3,7 +3,8 @@
 # under valgrind's callgrind (which counts instructions, so the figure does not depend on
 # what else the machine is doing), warms it up, zeroes the counters, sends requests over
 # one connection for a few seconds with `osprey bench wstest`, and divides.
-# Usage: bench/instructions.sh [OP] [SECONDS]   (default echoStruct 4)
+# Usage: bench/instructions.sh [OP] [SECONDS]   (default echoStruct 4; OP may also be the
+# counter's add or createCounter)
 # Prints the total per request and the functions with the largest inclusive share.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,13 +15,15 @@ BIN=$ROOT/target/release/osprey
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)"; exit 1; }
 OUT=$(mktemp -d)
 PORT=$((20000 + RANDOM % 20000))
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" serve --listen "127.0.0.1:$PORT" >"$OUT/serve.log" 2>&1 &
+# The counter's operations (add, createCounter) live at /counter; echo's at /wstest.
+case $OP in add|createCounter) SVC=/counter ;; *) SVC=/wstest ;; esac
+valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$BIN" serve --listen "127.0.0.1:$PORT" --data "$OUT/data" >"$OUT/serve.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for _ in $(seq 1 200); do grep -q serving "$OUT/serve.log" && break; sleep 0.05; done
-"$BIN" bench wstest --url "http://127.0.0.1:$PORT/wstest" --op "$OP" --connections 1 --duration 1s >/dev/null
+"$BIN" bench wstest --url "http://127.0.0.1:$PORT$SVC" --op "$OP" --connections 1 --duration 1s >/dev/null
 callgrind_control -z "$PID" >/dev/null 2>&1
-n=$("$BIN" bench wstest --url "http://127.0.0.1:$PORT/wstest" --op "$OP" --connections 1 --duration "${SECS}s" | awk '/^requests /{print $2}')
+n=$("$BIN" bench wstest --url "http://127.0.0.1:$PORT$SVC" --op "$OP" --connections 1 --duration "${SECS}s" | awk '/^requests /{print $2}')
 callgrind_control -d "$PID" >/dev/null 2>&1
 sleep 1
 callgrind_annotate --inclusive=yes "$OUT/cg.out.1" 2>/dev/null | python3 -c '

@@ -47,30 +47,50 @@ impl SqliteBackend {
     }
 }
 
-impl Backend for SqliteBackend {
-    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction().map_err(db_err)?;
-        {
-            let mut put = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?1, ?2, ?3)",
-                )
-                .map_err(db_err)?;
-            let mut delete = tx
-                .prepare_cached("DELETE FROM records WHERE kind = ?1 AND key = ?2")
-                .map_err(db_err)?;
-            for w in writes {
-                match w {
-                    Write::Put { kind, key, value } => {
-                        put.execute(params![kind, key, value]).map_err(db_err)?;
-                    }
-                    Write::Delete { kind, key } => {
-                        delete.execute(params![kind, key]).map_err(db_err)?;
-                    }
+impl SqliteBackend {
+    fn apply(&mut self, writes: &[Write]) -> Result<(), StoreError> {
+        let mut put = self
+            .conn
+            .prepare_cached("INSERT OR REPLACE INTO records (kind, key, value) VALUES (?1, ?2, ?3)")
+            .map_err(db_err)?;
+        for w in writes {
+            match w {
+                Write::Put { kind, key, value } => {
+                    put.execute(params![kind, key, value]).map_err(db_err)?;
+                }
+                Write::Delete { kind, key } => {
+                    self.conn
+                        .prepare_cached("DELETE FROM records WHERE kind = ?1 AND key = ?2")
+                        .and_then(|mut d| d.execute(params![kind, key]))
+                        .map_err(db_err)?;
                 }
             }
         }
-        tx.commit().map_err(db_err)
+        Ok(())
+    }
+
+    /// Runs a statement without parameters from the statement cache (`BEGIN`, ...), so a
+    /// commit does not parse SQL.
+    fn run(&self, sql: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map(drop)
+            .map_err(db_err)
+    }
+}
+
+impl Backend for SqliteBackend {
+    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
+        self.run("BEGIN")?;
+        match self.apply(writes).and_then(|()| self.run("COMMIT")) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Nothing of a failed group is kept.
+                let _ = self.run("ROLLBACK");
+                Err(e)
+            }
+        }
     }
 }
 
