@@ -60,6 +60,7 @@ struct Slot<S> {
     subscriptions: Vec<String>,
 }
 
+/// One of the maps of resources. Lock order: a shard, then `subscriptions`.
 type Shard<S> = Mutex<HashMap<String, Slot<S>>>;
 
 /// A subscription as stored (and as kept in memory).
@@ -205,14 +206,15 @@ impl<S: ResourceState> ResourceHome<S> {
                 }
             }
         }
-        let mut subs = lock(&self.subscriptions);
+        // Locks are always taken shard first, then subscriptions.
         for rec in self.store.load(&self.sub_kind)? {
             match decode_element::<Subscription>(&rec.value, &limits) {
                 Ok(sub) => {
-                    if let Some(slot) = lock(self.shard(&sub.resource)).get_mut(&sub.resource) {
+                    let mut shard = lock(self.shard(&sub.resource));
+                    if let Some(slot) = shard.get_mut(&sub.resource) {
                         slot.subscriptions.push(rec.key.clone());
                     }
-                    subs.insert(rec.key, sub);
+                    lock(&self.subscriptions).insert(rec.key, sub);
                 }
                 Err(e) => {
                     tracing::error!(key = %rec.key, error = %e, "damaged subscription record skipped")
