@@ -145,11 +145,15 @@ async fn a_consumer_that_refuses_connections_is_retried_then_dropped() {
     // After its retries the subscription is destroyed, by policy (a bounded wait).
     let mut gone = None;
     for _ in 0..200 {
-        if let Err(e) = c.wsrf.pause(&sub.subscription).await {
+        // Pause then resume: either fails once the policy has removed it.
+        let probe = match c.wsrf.pause(&sub.subscription).await {
+            Ok(()) => c.wsrf.resume(&sub.subscription).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = probe {
             gone = Some(fault_reason(e));
             break;
         }
-        c.wsrf.resume(&sub.subscription).await.unwrap();
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(gone
@@ -299,10 +303,15 @@ async fn a_message_content_filter_selects_the_notifications() {
         c.add(&epr, 1).await.unwrap();
     }
     let mut got = Vec::new();
-    while let Some(n) = consumer.next(Duration::from_millis(500)).await {
+    for _ in 0..2 {
+        let n = consumer
+            .next(WAIT)
+            .await
+            .expect("a notification that passes the filter");
         got.push(n.message.new_values()[0].string_value());
     }
     assert_eq!(got, ["4", "5"]);
+    assert!(consumer.next(Duration::from_millis(300)).await.is_none());
     // A filter outside the subset is refused when subscribing.
     let bad = c
         .wsrf

@@ -200,31 +200,45 @@ impl MessageHeaders {
                 continue;
             }
             any = true;
-            let mut r = env.header_reader(i, bytes, limits)?;
-            r.next_child()?;
+            // The simple headers' values come straight from the envelope pass when they
+            // are plain text; anything else is read again in full.
+            let text = |env: &Envelope| -> Result<String, AddressingError> {
+                if let Some(t) = env.header_text(i, bytes) {
+                    return Ok(t.trim().to_owned());
+                }
+                let mut r = env.header_reader(i, bytes, limits)?;
+                r.next_child()?;
+                Ok(r.read_text()?.trim().to_owned())
+            };
             match block.name.local() {
                 "To" => {
                     once(h.to.is_some(), "To")?;
-                    h.to = Some(r.read_text()?.trim().to_owned());
+                    h.to = Some(text(env)?);
                 }
                 "Action" => {
                     once(h.action.is_some(), "Action")?;
-                    h.action = Some(r.read_text()?.trim().to_owned());
+                    h.action = Some(text(env)?);
                 }
                 "MessageID" => {
                     once(h.message_id.is_some(), "MessageID")?;
-                    h.message_id = Some(r.read_text()?.trim().to_owned());
+                    h.message_id = Some(text(env)?);
                 }
-                "RelatesTo" => h.relates_to.push(r.read_text()?.trim().to_owned()),
-                "ReplyTo" => {
-                    once(h.reply_to.is_some(), "ReplyTo")?;
-                    h.reply_to = Some(EndpointReference::decode(&mut r, "ReplyTo")?);
+                "RelatesTo" => h.relates_to.push(text(env)?),
+                "ReplyTo" | "FaultTo" | "From" => {
+                    let mut r = env.header_reader(i, bytes, limits)?;
+                    r.next_child()?;
+                    match block.name.local() {
+                        "ReplyTo" => {
+                            once(h.reply_to.is_some(), "ReplyTo")?;
+                            h.reply_to = Some(EndpointReference::decode(&mut r, "ReplyTo")?);
+                        }
+                        "FaultTo" => {
+                            once(h.fault_to.is_some(), "FaultTo")?;
+                            h.fault_to = Some(EndpointReference::decode(&mut r, "FaultTo")?);
+                        }
+                        _ => h.from = Some(EndpointReference::decode(&mut r, "From")?),
+                    }
                 }
-                "FaultTo" => {
-                    once(h.fault_to.is_some(), "FaultTo")?;
-                    h.fault_to = Some(EndpointReference::decode(&mut r, "FaultTo")?);
-                }
-                "From" => h.from = Some(EndpointReference::decode(&mut r, "From")?),
                 _ => {}
             }
         }

@@ -44,6 +44,22 @@ fn reads_all_properties_and_reference_parameters() {
     );
 }
 
+/// Values with references, CDATA or comments are read in full, the same as plain ones.
+#[test]
+fn escaped_and_plain_values_read_the_same() {
+    let h = decode(
+        r#"<wsa:To> http://x/a?b=1&amp;c=2 </wsa:To><wsa:Action><![CDATA[urn:a]]></wsa:Action>
+           <wsa:MessageID>urn:<!-- c -->uuid:&#49;</wsa:MessageID>"#,
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(h.to.as_deref(), Some("http://x/a?b=1&c=2"));
+    assert_eq!(h.action.as_deref(), Some("urn:a"));
+    assert_eq!(h.message_id.as_deref(), Some("urn:uuid:1"));
+    let plain = decode("<wsa:Action> urn:a </wsa:Action>").unwrap().unwrap();
+    assert_eq!(plain.action.as_deref(), Some("urn:a"));
+}
+
 #[test]
 fn no_addressing_headers_is_none() {
     assert_eq!(decode("").unwrap(), None);

@@ -39,6 +39,10 @@ pub struct HeaderBlock {
     pub role: Option<String>,
     /// Where the block's element lies in the message bytes.
     pub span: Range<usize>,
+    /// Where its character data lies, when it has nothing else (no child element, CDATA
+    /// or reference): the value of a simple block such as `wsa:Action` or a resource key,
+    /// taken without reading the block again ([`Envelope::header_text`]).
+    pub text: Option<Range<usize>>,
 }
 
 /// The payload element: the body's content in document/literal style.
@@ -113,12 +117,13 @@ impl Envelope {
                 let role = r.attribute(ns, role_attr).map(str::to_owned);
                 let start = block.offset();
                 let name = block.to_qname();
-                r.skim_element()?;
+                let text = r.skim_element_text()?;
                 env.headers.push(HeaderBlock {
                     name,
                     must_understand,
                     role,
                     span: start..r.last_end_offset(),
+                    text,
                 });
             }
             child = r.next_child()?;
@@ -176,6 +181,16 @@ impl Envelope {
             &self.open,
             limits,
         )))
+    }
+
+    /// The text of header block `index` when it is plain character data (see
+    /// [`HeaderBlock::text`]), else `None`: read it with [`Self::header_reader`].
+    ///
+    /// # Panics
+    /// When `index` is out of range.
+    pub fn header_text<'a>(&self, index: usize, bytes: &'a [u8]) -> Option<&'a str> {
+        let range = self.headers[index].text.clone()?;
+        std::str::from_utf8(bytes.get(range)?).ok()
     }
 
     /// A reader over header block `index` of `bytes`.

@@ -33,12 +33,17 @@ pub fn reference_parameter(ctx: &MessageContext, name: &QName) -> Result<String,
         .iter()
         .position(|h| h.name == *name)
         .ok_or_else(missing)?;
-    let mut r = ctx
-        .envelope
-        .header_reader(i, &ctx.bytes, &ctx.limits)
-        .map_err(|_| missing())?;
-    r.next_child().map_err(|_| missing())?;
-    let key = r.read_text().map_err(|_| missing())?.trim().to_owned();
+    let key = match ctx.envelope.header_text(i, &ctx.bytes) {
+        Some(t) => t.trim().to_owned(),
+        None => {
+            let mut r = ctx
+                .envelope
+                .header_reader(i, &ctx.bytes, &ctx.limits)
+                .map_err(|_| missing())?;
+            r.next_child().map_err(|_| missing())?;
+            r.read_text().map_err(|_| missing())?.trim().to_owned()
+        }
+    };
     if key.is_empty() {
         return Err(missing());
     }

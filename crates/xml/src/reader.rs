@@ -384,15 +384,30 @@ impl<'a> XmlReader<'a> {
     /// # Errors
     /// Malformed XML, refused constructs, exceeded limits, undeclared entities.
     pub fn skim_element(&mut self) -> Result<(), XmlError> {
+        self.skim_element_text().map(drop)
+    }
+
+    /// As [`Self::skim_element`], and returns where the element's character data lies in
+    /// the document when it has nothing else: no child element, CDATA section, comment or
+    /// reference. Such text needs no unescaping, so a caller can take it from the bytes
+    /// without reading the element again (a header block such as `wsa:Action`).
+    ///
+    /// # Errors
+    /// As [`Self::skim_element`].
+    pub fn skim_element_text(&mut self) -> Result<Option<std::ops::Range<usize>>, XmlError> {
         if self.peeked.is_some() {
-            return self.skip_element();
+            return self.skip_element().map(|()| None);
         }
         let target = self.depth.saturating_sub(1);
         let mut depth = self.depth;
+        // The plain text seen so far: Some(range) until anything else shows up.
+        let start = self.offset();
+        let mut plain: Option<std::ops::Range<usize>> = Some(start..start);
         loop {
             let at = self.offset();
             match self.inner.read_event().map_err(|e| self.malformed(e))? {
                 Event::Start(start) => {
+                    plain = None;
                     depth += 1;
                     self.count_element(depth, start.name().0.len())?;
                     for (i, attr) in start.attributes().enumerate() {
@@ -407,27 +422,35 @@ impl<'a> XmlReader<'a> {
                     depth -= 1;
                     if depth == target {
                         self.depth = depth + 1;
-                        return self.end();
+                        return self.end().map(|()| plain);
                     }
                 }
                 Event::Text(t) => {
-                    if t.as_ref().len() > self.limits.max_text_len {
+                    let len = t.as_ref().len();
+                    if len > self.limits.max_text_len {
                         return Err(self.limit("text length", self.limits.max_text_len));
                     }
+                    // One run of text directly inside the element.
+                    plain = match plain {
+                        Some(r) if r.is_empty() && depth == self.depth => Some(at..at + len),
+                        _ => None,
+                    };
                 }
                 Event::CData(c) => {
+                    plain = None;
                     if c.as_ref().len() > self.limits.max_text_len {
                         return Err(self.limit("text length", self.limits.max_text_len));
                     }
                 }
                 Event::GeneralRef(r) => {
+                    plain = None;
                     if !r.is_char_ref() && predefined(&r.clone().into_inner()).is_none() {
                         return Err(XmlError::UndeclaredEntity {
                             name: r.into_inner().into_owned(),
                         });
                     }
                 }
-                Event::Comment(_) => {}
+                Event::Comment(_) => plain = None,
                 Event::Empty(_) => unreachable!("expand_empty_elements is set"),
                 Event::Decl(_) | Event::PI(_) => {
                     return Err(XmlError::ProcessingInstructionForbidden)

@@ -208,3 +208,30 @@ proptest! {
         let _ = read_all(&bytes, &Limits::default());
     }
 }
+
+/// `skim_element_text` finds plain character data, and nothing else.
+#[test]
+fn skimming_reports_plain_text_only() {
+    let limits = Limits::default();
+    let skim = |doc: &str| {
+        let mut r = XmlReader::new(doc.as_bytes(), &limits).unwrap();
+        r.next_child().unwrap().unwrap();
+        r.next_child().unwrap().unwrap();
+        let span = r.skim_element_text().unwrap();
+        span.map(|s| doc[s].to_owned())
+    };
+    assert_eq!(skim("<r><a>text</a></r>").as_deref(), Some("text"));
+    assert_eq!(skim("<r><a> v w </a></r>").as_deref(), Some(" v w "));
+    assert_eq!(skim("<r><a/></r>").as_deref(), Some(""));
+    assert_eq!(skim("<r><a x='1'>t</a><b/></r>").as_deref(), Some("t"));
+    for not_plain in [
+        "<r><a>x&amp;y</a></r>",
+        "<r><a>&#65;</a></r>",
+        "<r><a><b/></a></r>",
+        "<r><a>x<b>y</b></a></r>",
+        "<r><a>x<!--c-->y</a></r>",
+        "<r><a><![CDATA[x]]></a></r>",
+    ] {
+        assert_eq!(skim(not_plain), None, "{not_plain}");
+    }
+}
