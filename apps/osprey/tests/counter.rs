@@ -44,6 +44,11 @@ async fn create_add_read_destroy() {
     );
     c.wsrf.destroy(&epr).await.unwrap();
     let e = c.add(&epr, 1).await.unwrap_err();
+    // The client sees the spec's fault element, not only the text.
+    assert_eq!(
+        e.fault_element(),
+        Some(osprey_xml::QName::new_static(ns::R, "ResourceUnknownFault"))
+    );
     assert!(fault_reason(e).contains("unknown resource"));
     assert_eq!(c.value(&other).await.unwrap(), 1);
     server.assert_serving().await;

@@ -283,12 +283,7 @@ impl Fault {
                     }
                 }
                 (SoapVersion::V11, "detail") | (SoapVersion::V12, "Detail") => {
-                    let mut texts = String::new();
-                    collect_text(&mut r, &mut texts)?;
-                    if !texts.is_empty() {
-                        fault.detail =
-                            Some(FaultDetail::text("urn:osprey:fault", "text", texts.trim()));
-                    }
+                    fault.detail = read_detail(&mut r)?;
                 }
                 _ => r.skip_element()?,
             }
@@ -298,20 +293,27 @@ impl Fault {
 }
 
 /// Gathers all text below the current element, separated by spaces.
-fn collect_text(r: &mut XmlReader<'_>, out: &mut String) -> Result<(), XmlError> {
+/// The content of a `detail` element whose start tag was just read: its child elements,
+/// each copied as a self-contained fragment (the spec fault element of WSRF, say), or,
+/// when it holds only text, that text in an Osprey `text` element.
+fn read_detail(r: &mut XmlReader<'_>) -> Result<Option<FaultDetail>, XmlError> {
+    let mut w = XmlWriter::with_capacity(256);
+    let mut text = String::new();
     let target = r.depth() - 1;
     while r.depth() > target {
-        if let osprey_xml::XmlEvent::Text(t) = r.next_event()? {
-            let t = t.trim();
-            if !t.is_empty() {
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(t);
-            }
+        match r.next_event()? {
+            osprey_xml::XmlEvent::Start(s) => osprey_xml::copy_element(r, &s, &mut w, &[])?,
+            osprey_xml::XmlEvent::Text(t) => text.push_str(t.trim()),
+            osprey_xml::XmlEvent::End | osprey_xml::XmlEvent::Eof => {}
         }
     }
-    Ok(())
+    Ok(if !w.as_bytes().is_empty() {
+        Some(FaultDetail::from_xml(w.as_str().to_owned()))
+    } else if !text.is_empty() {
+        Some(FaultDetail::text(OSPREY_FAULT_NS, "text", &text))
+    } else {
+        None
+    })
 }
 
 /// Reads an element whose text is a QName, resolving its prefix in the element's scope.

@@ -188,3 +188,30 @@ fn faults_decode_back_in_both_versions() {
         }
     }
 }
+
+/// A detail's elements come back as written (a client can tell a WSRF fault by its
+/// element); a text-only detail comes back as text.
+#[test]
+fn fault_details_keep_their_elements() {
+    let detail = r#"<ResourceUnknownFault xmlns="urn:r"><Description>gone &amp; done</Description></ResourceUnknownFault>"#;
+    let f = Fault::sender("gone").with_detail(FaultDetail::from_xml(detail.into()));
+    for v in [SoapVersion::V11, SoapVersion::V12] {
+        let bytes = fault_envelope(&f, v);
+        let env = Envelope::decode(&bytes, &Limits::default()).unwrap();
+        let back = Fault::decode(&env, &bytes, &Limits::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            back.detail.as_ref().map(FaultDetail::as_str),
+            Some(detail),
+            "{v:?}"
+        );
+    }
+    let text = Fault::sender("x").with_detail(FaultDetail::text("urn:osprey:fault", "text", "why"));
+    let bytes = fault_envelope(&text, SoapVersion::V11);
+    let env = Envelope::decode(&bytes, &Limits::default()).unwrap();
+    let back = Fault::decode(&env, &bytes, &Limits::default())
+        .unwrap()
+        .unwrap();
+    assert!(back.detail.unwrap().as_str().contains(">why</text>"));
+}

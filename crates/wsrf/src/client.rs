@@ -46,6 +46,21 @@ pub struct Prepared {
     envelope: Bytes,
 }
 
+impl ClientError {
+    /// For a fault: the name of the first element of its detail, which for WSRF and
+    /// WS-BaseNotification faults is the spec's fault element (`wsrf-r:ResourceUnknownFault`).
+    pub fn fault_element(&self) -> Option<QName> {
+        let ClientError::Fault(f) = self else {
+            return None;
+        };
+        let xml = f.detail.as_ref()?.as_str();
+        // The detail may hold several elements: read them under one root.
+        let doc = Element::parse(format!("<d>{xml}</d>").as_bytes(), &Limits::default()).ok()?;
+        let name = doc.elements().next().map(|e| e.name.clone());
+        name
+    }
+}
+
 /// A client for WS-Resources; cheap to clone (connections are pooled).
 #[derive(Clone)]
 pub struct WsrfClient {
