@@ -334,3 +334,79 @@ async fn a_message_content_filter_selects_the_notifications() {
         .unwrap_err();
     assert!(fault_reason(e).contains("invalid message content expression"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_counter_speaks_soap_1_2_too() {
+    let server = Server::start("").await;
+    let url = format!("http://{}/counter", server.addr);
+    let wsrf = osprey_wsrf::client::WsrfClient::new(WAIT).soap12();
+    let created: osprey_counter::CreateCounterResponse = wsrf
+        .call(
+            &EndpointReference::new(url),
+            "urn:osprey:counter/createCounter",
+            &osprey_counter::CreateCounter {},
+        )
+        .await
+        .unwrap();
+    let epr = created.endpoint_reference.0;
+    let added: osprey_counter::AddResponse = wsrf
+        .call(
+            &epr,
+            "urn:osprey:counter/add",
+            &osprey_counter::Add { value: 3 },
+        )
+        .await
+        .unwrap();
+    assert_eq!(added.value, 3);
+    let values = wsrf.get_property(&epr, &VALUE).await.unwrap();
+    assert_eq!(values[0].string_value(), "3");
+    wsrf.destroy(&epr).await.unwrap();
+    let e = wsrf.destroy(&epr).await.unwrap_err();
+    assert_eq!(
+        e.fault_element(),
+        Some(osprey_xml::QName::new_static(ns::R, "ResourceUnknownFault"))
+    );
+}
+
+/// A consumer that accepts connections and never answers holds up neither the adds nor
+/// the other consumers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_consumer_does_not_hold_up_requests_or_other_consumers() {
+    let server = Server::start("[notifications]\ntimeout_ms = 60000\nattempts = 1\n").await;
+    let c = client(&server);
+    // Accepts, reads nothing, answers nothing (for the whole test).
+    let hang = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hang_addr = hang.local_addr().unwrap();
+    let held = tokio::spawn(async move {
+        let mut conns = Vec::new();
+        while let Ok((s, _)) = hang.accept().await {
+            conns.push(s);
+        }
+    });
+    let mut good = NotificationConsumer::start().await.unwrap();
+    let epr = c.create().await.unwrap();
+    c.wsrf
+        .subscribe(
+            &epr,
+            &EndpointReference::new(format!("http://{hang_addr}/c")),
+            &VALUE,
+        )
+        .await
+        .unwrap();
+    c.wsrf.subscribe(&epr, &good.epr(), &VALUE).await.unwrap();
+    let started = std::time::Instant::now();
+    for i in 1..=20 {
+        assert_eq!(c.add(&epr, 1).await.unwrap(), i);
+    }
+    // Each send to the hanging consumer would take a minute; 20 adds took far less.
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    for i in 1..=20 {
+        let n = good.next(WAIT).await.expect("the good consumer is served");
+        assert_eq!(n.message.new_values()[0].string_value(), i.to_string());
+    }
+    held.abort();
+}

@@ -117,3 +117,19 @@ async fn the_binary_shuts_down_gracefully_on_sigterm() {
     assert!(exit.success(), "exit {exit:?}, log {rest:?}");
     assert!(rest.iter().any(|l| l.contains("shutting down")), "{rest:?}");
 }
+
+#[test]
+fn bad_notification_settings_are_a_clear_start_up_error() {
+    let config =
+        osprey_container::Config::parse("[notifications]\nattempt = 3\n").expect("valid TOML");
+    let err = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { osprey::build_dispatcher(&config).err().unwrap() });
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("[notifications]") && text.contains("attempt"),
+        "{text}"
+    );
+}
