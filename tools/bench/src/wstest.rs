@@ -226,6 +226,12 @@ const ADD_ACTION: &str = "urn:osprey:counter/add";
 /// # Errors
 /// A fault, malformed XML, or another element.
 pub fn check_add(body: &[u8], limits: &Limits) -> Result<i32, String> {
+    payload::<osprey_counter::AddResponse>(body, limits).map(|r| r.value)
+}
+
+/// The response's payload as a `T`, after checking that `body` is an envelope without a
+/// fault and that nothing follows the payload.
+fn payload<T: XmlElement>(body: &[u8], limits: &Limits) -> Result<T, String> {
     let env = Envelope::decode(body, limits).map_err(|e| format!("bad envelope: {e}"))?;
     if let Some(fault) = Fault::decode(&env, body, limits).map_err(|e| e.to_string())? {
         return Err(format!("SOAP fault: {fault}"));
@@ -234,10 +240,9 @@ pub fn check_add(body: &[u8], limits: &Limits) -> Result<i32, String> {
         .payload_reader(body, limits)
         .map_err(|e| e.to_string())?
         .ok_or("empty Body")?;
-    let v = decode_element_from::<osprey_counter::AddResponse>(&mut r)
-        .map_err(|e| format!("wrong response: {e}"))?;
+    let v = decode_element_from::<T>(&mut r).map_err(|e| format!("wrong response: {e}"))?;
     r.finish().map_err(|e| format!("malformed response: {e}"))?;
-    Ok(v.value)
+    Ok(v)
 }
 
 /// Checks that `body` is a correct answer to the standard request for `op`.
@@ -245,37 +250,24 @@ pub fn check_add(body: &[u8], limits: &Limits) -> Result<i32, String> {
 /// # Errors
 /// A description of what is wrong: a fault, malformed XML, or different values.
 pub fn check_response(op: Operation, body: &[u8], limits: &Limits) -> Result<(), String> {
-    let env = Envelope::decode(body, limits).map_err(|e| format!("bad envelope: {e}"))?;
-    if let Some(fault) = Fault::decode(&env, body, limits).map_err(|e| e.to_string())? {
-        return Err(format!("SOAP fault: {fault}"));
-    }
-    let mut r = env
-        .payload_reader(body, limits)
-        .map_err(|e| e.to_string())?
-        .ok_or("empty Body")?;
-    fn decode<T: XmlElement>(r: &mut osprey_xml::XmlReader<'_>) -> Result<T, String> {
-        let v = decode_element_from::<T>(r).map_err(|e| format!("wrong response: {e}"))?;
-        r.finish().map_err(|e| format!("malformed response: {e}"))?;
-        Ok(v)
-    }
     match op {
         Operation::Add => Err("add responses are checked with check_add".into()),
         Operation::Create => {
-            let got = decode::<osprey_counter::CreateCounterResponse>(&mut r)?;
+            let got = payload::<osprey_counter::CreateCounterResponse>(body, limits)?;
             let epr = got.endpoint_reference.0;
             (!epr.address.is_empty() && epr.reference_parameters.len() == 1)
                 .then_some(())
                 .ok_or_else(|| "createCounter returned no usable endpoint reference".into())
         }
-        Operation::Void => decode::<EchoVoidResponse>(&mut r).map(|_| ()),
+        Operation::Void => payload::<EchoVoidResponse>(body, limits).map(|_| ()),
         Operation::Struct => {
-            let got = decode::<EchoStructResponse>(&mut r)?;
+            let got = payload::<EchoStructResponse>(body, limits)?;
             (got.output == standard_array(ITEMS))
                 .then_some(())
                 .ok_or_else(|| "echoed array differs from the request".into())
         }
         Operation::List => {
-            let got = decode::<EchoListResponse>(&mut r)?;
+            let got = payload::<EchoListResponse>(body, limits)?;
             (Some(got.output) == standard_list(ITEMS))
                 .then_some(())
                 .ok_or_else(|| "echoed list differs from the request".into())
