@@ -11,10 +11,15 @@ use osprey_counter::{CounterClient, VALUE};
 use osprey_wsrf::client::NotificationConsumer;
 use osprey_wsrf::EndpointReference;
 
-/// Starts `osprey serve` on `addr` with state in `data`; returns once it serves.
-fn serve(addr: &str, data: &std::path::Path) -> (Child, String) {
+/// Starts `osprey serve` on `addr` with state in `data` and `[data] sync = sync`; returns
+/// once it serves.
+fn serve(addr: &str, data: &std::path::Path, sync: &str) -> (Child, String) {
+    let config = data.join("osprey.toml");
+    std::fs::write(&config, format!("[data]\nsync = \"{sync}\"\n")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
-        .args(["serve", "--listen", addr, "--data"])
+        .args(["serve", "--listen", addr, "--config"])
+        .arg(&config)
+        .arg("--data")
         .arg(data)
         .stderr(Stdio::piped())
         .spawn()
@@ -45,11 +50,19 @@ fn moved(epr: &EndpointReference, url: &str) -> EndpointReference {
     }
 }
 
+/// With either `[data] sync` mode: "disk" flushes before answering, "os" hands the commit
+/// to the operating system, which keeps it when the process is killed.
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_add_survives_sigkill_and_subscriptions_deliver_again() {
+    for sync in ["disk", "os"] {
+        sigkill_during_adds(sync).await;
+    }
+}
+
+async fn sigkill_during_adds(sync: &str) {
     let data = tempfile::tempdir().unwrap();
-    let (mut child, url) = serve("127.0.0.1:0", data.path());
+    let (mut child, url) = serve("127.0.0.1:0", data.path(), sync);
     let c = CounterClient::new(&url, Duration::from_secs(5));
     let epr = c.create().await.unwrap();
     let mut consumer = NotificationConsumer::start().await.unwrap();
@@ -95,13 +108,13 @@ async fn every_acknowledged_add_survives_sigkill_and_subscriptions_deliver_again
     }
     let (acked, sent) = (acked.load(Ordering::SeqCst), sent.load(Ordering::SeqCst));
 
-    let (mut child, url) = serve("127.0.0.1:0", data.path());
+    let (mut child, url) = serve("127.0.0.1:0", data.path(), sync);
     let c = CounterClient::new(&url, Duration::from_secs(5));
     let epr = moved(&epr, &url);
     let value = u64::try_from(c.value(&epr).await.unwrap()).unwrap();
     assert!(
         (acked..=sent).contains(&value),
-        "Value {value}: {acked} adds were acknowledged, {sent} sent"
+        "sync = {sync}: Value {value}: {acked} adds were acknowledged, {sent} sent"
     );
     // The subscription was stored: the restarted container notifies again.
     while consumer.next(Duration::from_millis(200)).await.is_some() {}
