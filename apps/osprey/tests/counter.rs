@@ -410,3 +410,57 @@ async fn a_hanging_consumer_does_not_hold_up_requests_or_other_consumers() {
     }
     held.abort();
 }
+
+/// WSRF faults go out with WSRF's fault action; other faults keep WS-Addressing's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wsrf_faults_carry_the_wsrf_fault_action() {
+    let server = Server::start("").await;
+    let wsa = |action: &str| {
+        format!(
+            r#"<wsa:Action xmlns:wsa="http://www.w3.org/2005/08/addressing">{action}</wsa:Action><wsa:MessageID xmlns:wsa="http://www.w3.org/2005/08/addressing">urn:uuid:1</wsa:MessageID>"#
+        )
+    };
+    let envelope = |action: &str, body: &str| {
+        format!(
+            r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Header>{}<c:CounterKey xmlns:c="urn:osprey:counter">nope</c:CounterKey></s:Header><s:Body>{body}</s:Body></s:Envelope>"#,
+            wsa(action)
+        )
+    };
+    let add = "urn:osprey:counter/add";
+    let r = post(
+        server.addr,
+        "/counter",
+        add,
+        envelope(
+            add,
+            r#"<add xmlns="urn:osprey:counter"><value>1</value></add>"#,
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert!(r.text().contains("ResourceUnknownFault"), "{}", r.text());
+    assert!(
+        r.text()
+            .contains(">http://docs.oasis-open.org/wsrf/fault</Action>"),
+        "{}",
+        r.text()
+    );
+    // A schema fault (not WSRF's) keeps WS-Addressing's fault action.
+    let r = post(
+        server.addr,
+        "/counter",
+        add,
+        envelope(
+            add,
+            r#"<add xmlns="urn:osprey:counter"><value>x</value></add>"#,
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert!(
+        r.text()
+            .contains(">http://www.w3.org/2005/08/addressing/soap/fault</Action>"),
+        "{}",
+        r.text()
+    );
+}

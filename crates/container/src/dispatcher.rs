@@ -110,7 +110,7 @@ impl Dispatcher {
             {
                 Ok(r) => r,
                 Err(e) => {
-                    self.reply_headers(ctx, true);
+                    self.reply_headers(ctx, Some(FAULT_ACTION));
                     return Err(e);
                 }
             };
@@ -135,7 +135,7 @@ impl Dispatcher {
             .map(|(b, _)| b.name.clone())
             .collect();
         if !not_understood.is_empty() {
-            self.reply_headers(ctx, true);
+            self.reply_headers(ctx, Some(FAULT_ACTION));
             return Err(ContainerError::NotUnderstood(not_understood));
         }
 
@@ -151,19 +151,22 @@ impl Dispatcher {
             Err(e) => Err(e),
         };
         entry.pipeline.outbound(ran, ctx, &mut outcome);
-        self.reply_headers(ctx, outcome.is_err());
+        let fault_action = match &outcome {
+            Ok(_) => None,
+            // A spec that defines its faults may name their action (WSRF does).
+            Err(ContainerError::Fault(f)) => Some(f.action.as_deref().unwrap_or(FAULT_ACTION)),
+            Err(_) => Some(FAULT_ACTION),
+        };
+        self.reply_headers(ctx, fault_action);
         outcome
     }
 
-    /// Adds the WS-Addressing headers of the reply, when the request had any.
-    fn reply_headers(&self, ctx: &mut MessageContext, fault: bool) {
+    /// Adds the WS-Addressing headers of the reply, when the request had any: the
+    /// operation's response action, or `fault_action` for a fault.
+    fn reply_headers(&self, ctx: &mut MessageContext, fault_action: Option<&str>) {
         let Some(a) = &ctx.addressing else { return };
-        let action = if fault {
-            FAULT_ACTION
-        } else {
-            &ctx.output_action
-        };
-        match a.reply_headers(action, &new_message_id(), fault) {
+        let action = fault_action.unwrap_or(&ctx.output_action);
+        match a.reply_headers(action, &new_message_id(), fault_action.is_some()) {
             Ok(h) => ctx.response_headers.push(h),
             Err(e) => tracing::warn!(error = %e, "reference parameters could not be echoed"),
         }

@@ -98,6 +98,9 @@ pub struct Fault {
     /// For `MustUnderstand` faults: the header blocks not understood (SOAP 1.2 writes
     /// them as `NotUnderstood` header blocks).
     pub not_understood: Vec<QName>,
+    /// The `wsa:Action` of the fault message, when the spec defining the fault names one
+    /// (WSRF: `http://docs.oasis-open.org/wsrf/fault`); else WS-Addressing's own.
+    pub action: Option<String>,
 }
 
 impl Fault {
@@ -109,6 +112,7 @@ impl Fault {
             reason: reason.into(),
             detail: None,
             not_understood: Vec::new(),
+            action: None,
         }
     }
 
@@ -133,6 +137,13 @@ impl Fault {
     #[must_use]
     pub fn with_detail(mut self, detail: FaultDetail) -> Self {
         self.detail = Some(detail);
+        self
+    }
+
+    /// Sets the `wsa:Action` of the fault message.
+    #[must_use]
+    pub fn with_action(mut self, action: impl Into<String>) -> Self {
+        self.action = Some(action.into());
         self
     }
 

@@ -117,8 +117,8 @@ impl WsrfError {
     }
 
     /// The SOAP fault: `Sender` (or `Receiver`) with the spec's fault element, a
-    /// `wsrf-bf:BaseFaultType` holding `Timestamp` (`now`) and `Description`, as detail.
-    /// The one place a WSRF error becomes a fault.
+    /// `wsrf-bf:BaseFaultType` holding `Timestamp` (`now`) and `Description`, as detail,
+    /// sent with WSRF's fault action. The one place a WSRF error becomes a fault.
     pub fn to_fault(&self, now: DateTime) -> Fault {
         let (fault_ns, local) = self.qname();
         let mut w = XmlWriter::with_capacity(256);
@@ -137,6 +137,6 @@ impl WsrfError {
         } else {
             Fault::sender(self.to_string())
         };
-        fault.with_detail(detail)
+        fault.with_detail(detail).with_action(ns::FAULT_ACTION)
     }
 }
