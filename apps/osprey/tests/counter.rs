@@ -36,6 +36,11 @@ async fn create_add_read_destroy() {
     let other = c.create().await.unwrap();
     assert_eq!(c.add(&other, 1).await.unwrap(), 1);
     assert_eq!(c.value(&epr).await.unwrap(), -2);
+    // The whole document: Value, then the lifetime properties.
+    let doc = c.wsrf.get_document(&epr).await.unwrap();
+    assert_eq!(doc.name.local(), "CounterResourceProperties");
+    let names: Vec<_> = doc.elements().map(|e| e.name.local().to_owned()).collect();
+    assert_eq!(names, ["Value", "CurrentTime", "TerminationTime"]);
     // The lifetime properties are part of the document.
     let doc = c.wsrf.query(&epr, "count(/*/*)", &[]).await.unwrap();
     assert_eq!(

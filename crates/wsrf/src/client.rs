@@ -247,6 +247,23 @@ impl WsrfClient {
         Ok(r.elements)
     }
 
+    /// GetResourcePropertyDocument: the whole resource property document.
+    ///
+    /// # Errors
+    /// As [`Self::call`], or a response without exactly one document element.
+    pub async fn get_document(&self, epr: &EndpointReference) -> Result<Element, ClientError> {
+        let r: GetResourcePropertyDocumentResponse = self
+            .call(epr, action::GET_RP_DOCUMENT, &GetResourcePropertyDocument)
+            .await?;
+        let mut elements = r.elements;
+        match elements.len() {
+            1 => Ok(elements.remove(0)),
+            n => Err(ClientError::Response(format!(
+                "expected one property document, got {n} elements"
+            ))),
+        }
+    }
+
     /// QueryResourceProperties with an XPath 1.0 expression whose prefixes are bound by
     /// `namespaces` (prefix, URI).
     ///

@@ -4,7 +4,7 @@
 //! value of a bound type ([`ResourceState`]) that is also its resource property
 //! document, addressed by an endpoint reference whose reference parameter carries its
 //! key. [`with_wsrf`] adds the standard port types to a service: GetResourceProperty,
-//! GetMultipleResourceProperties, QueryResourceProperties (an [`xpath`] subset),
+//! GetResourcePropertyDocument, GetMultipleResourceProperties, QueryResourceProperties (an [`xpath`] subset),
 //! SetResourceProperties, Destroy, SetTerminationTime, Subscribe and the subscription
 //! manager (Unsubscribe, Renew, PauseSubscription, ResumeSubscription).
 //!

@@ -235,6 +235,8 @@ macro_rules! empty_payload {
 }
 
 empty_payload! {
+    /// `wsrf-rp:GetResourcePropertyDocument`.
+    GetResourcePropertyDocument => ns::RP, "GetResourcePropertyDocument";
     /// `wsrf-rl:Destroy`.
     Destroy => ns::RL, "Destroy";
     /// `wsrf-rl:DestroyResponse`.
@@ -288,6 +290,8 @@ macro_rules! elements_payload {
 elements_payload! {
     /// `wsrf-rp:GetResourcePropertyResponse`: the property's value elements.
     GetResourcePropertyResponse => ns::RP, "GetResourcePropertyResponse";
+    /// `wsrf-rp:GetResourcePropertyDocumentResponse`: the whole property document.
+    GetResourcePropertyDocumentResponse => ns::RP, "GetResourcePropertyDocumentResponse";
     /// `wsrf-rp:GetMultipleResourcePropertiesResponse`: the properties' value elements.
     GetMultipleResourcePropertiesResponse => ns::RP, "GetMultipleResourcePropertiesResponse";
 }

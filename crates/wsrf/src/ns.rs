@@ -36,6 +36,10 @@ pub mod action {
     /// GetResourceProperty response.
     pub const GET_RP_RESPONSE: &str =
         "http://docs.oasis-open.org/wsrf/rpw-2/GetResourceProperty/GetResourcePropertyResponse";
+    /// GetResourcePropertyDocument request.
+    pub const GET_RP_DOCUMENT: &str = "http://docs.oasis-open.org/wsrf/rpw-2/GetResourcePropertyDocument/GetResourcePropertyDocumentRequest";
+    /// GetResourcePropertyDocument response.
+    pub const GET_RP_DOCUMENT_RESPONSE: &str = "http://docs.oasis-open.org/wsrf/rpw-2/GetResourcePropertyDocument/GetResourcePropertyDocumentResponse";
     /// GetMultipleResourceProperties request.
     pub const GET_MULTIPLE_RP: &str = "http://docs.oasis-open.org/wsrf/rpw-2/GetMultipleResourceProperties/GetMultipleResourcePropertiesRequest";
     /// GetMultipleResourceProperties response.

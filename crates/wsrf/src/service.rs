@@ -88,6 +88,20 @@ pub fn with_wsrf<S: ResourceState>(
     );
     let h = home.clone();
     let b = b.operation_with_actions(
+        "GetResourcePropertyDocument",
+        action::GET_RP_DOCUMENT,
+        action::GET_RP_DOCUMENT_RESPONSE,
+        move |_: GetResourcePropertyDocument, ctx| {
+            let r = resource_op(&h, ctx, |h, key| {
+                Ok(GetResourcePropertyDocumentResponse {
+                    elements: vec![h.document(&key)?],
+                })
+            });
+            async move { r }
+        },
+    );
+    let h = home.clone();
+    let b = b.operation_with_actions(
         "GetMultipleResourceProperties",
         action::GET_MULTIPLE_RP,
         action::GET_MULTIPLE_RP_RESPONSE,
