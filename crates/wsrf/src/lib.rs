@@ -4,9 +4,10 @@
 //! value of a bound type ([`ResourceState`]) that is also its resource property
 //! document, addressed by an endpoint reference whose reference parameter carries its
 //! key. [`with_wsrf`] adds the standard port types to a service: GetResourceProperty,
-//! GetResourcePropertyDocument, GetMultipleResourceProperties, QueryResourceProperties (an [`xpath`] subset),
-//! SetResourceProperties, Destroy, SetTerminationTime, Subscribe and the subscription
-//! manager (Unsubscribe, Renew, PauseSubscription, ResumeSubscription).
+//! GetResourcePropertyDocument, GetMultipleResourceProperties, QueryResourceProperties
+//! (an [`xpath`] subset), SetResourceProperties, Destroy, SetTerminationTime, Subscribe
+//! and the subscription manager (Unsubscribe, Renew, PauseSubscription,
+//! ResumeSubscription).
 //!
 //! Every change is durable in the `osprey-store` before it is acknowledged, and
 //! subscribers of a changed property are notified after that, in order, off the request
