@@ -73,8 +73,10 @@ impl State {
         let store = match &self.dir {
             Some(dir) => {
                 let path = dir.join("osprey.db");
-                Store::open_sqlite_with(&path, self.sync)
-                    .with_context(|| format!("opening the state store {}", path.display()))?
+                let store = Store::open_sqlite_with(&path, self.sync)
+                    .with_context(|| format!("opening the state store {}", path.display()))?;
+                tracing::info!("state in {} (sync: {:?})", path.display(), self.sync);
+                store
             }
             None => Store::open_sqlite(Path::new(":memory:")).context("opening a memory store")?,
         };
@@ -99,6 +101,7 @@ impl State {
             self.clock.clone(),
         )
         .context("loading counters")?;
+        tracing::info!("{} counters loaded", home.len());
         if tokio::runtime::Handle::try_current().is_ok() {
             home.start_sweeper(Duration::from_millis(250));
         }
