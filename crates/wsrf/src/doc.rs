@@ -34,9 +34,16 @@ impl Element {
         }
     }
 
-    /// An element holding only `text`.
+    /// An element holding only `text` (no text node at all when it is empty, as a parsed
+    /// empty element has none).
     pub fn with_text(name: QName, text: impl Into<String>) -> Self {
-        Element::new(name, vec![Node::Text(text.into())])
+        let text = text.into();
+        let children = if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![Node::Text(text)]
+        };
+        Element::new(name, children)
     }
 
     /// Parses a document whose root is the element.
