@@ -16,6 +16,20 @@ fn client(server: &Server) -> CounterClient {
     CounterClient::new(&format!("http://{}/counter", server.addr), WAIT)
 }
 
+/// A container, a client, a listening consumer and a fresh counter.
+async fn counter_with_consumer() -> (
+    Server,
+    CounterClient,
+    NotificationConsumer,
+    EndpointReference,
+) {
+    let server = Server::start("").await;
+    let c = client(&server);
+    let consumer = NotificationConsumer::start().await.unwrap();
+    let epr = c.create().await.unwrap();
+    (server, c, consumer, epr)
+}
+
 fn fault_reason(e: ClientError) -> String {
     match e {
         ClientError::Fault(f) => f.reason,
@@ -61,10 +75,7 @@ async fn create_add_read_destroy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_add_is_notified_in_order_to_a_subscriber() {
-    let server = Server::start("").await;
-    let c = client(&server);
-    let mut consumer = NotificationConsumer::start().await.unwrap();
-    let epr = c.create().await.unwrap();
+    let (_server, c, mut consumer, epr) = counter_with_consumer().await;
     let sub = c
         .wsrf
         .subscribe(&epr, &consumer.epr(), &VALUE)
@@ -292,10 +303,7 @@ async fn bad_wsrf_requests_get_their_spec_faults() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_content_filter_selects_the_notifications() {
-    let server = Server::start("").await;
-    let c = client(&server);
-    let mut consumer = NotificationConsumer::start().await.unwrap();
-    let epr = c.create().await.unwrap();
+    let (_server, c, mut consumer, epr) = counter_with_consumer().await;
     let prepared = c
         .wsrf
         .prepare_subscribe_filtered(

@@ -620,20 +620,7 @@ impl<S: ResourceState> ResourceHome<S> {
             )));
         }
         let termination = match &req.initial_termination_time {
-            Some(t) => {
-                let r = TerminationRequest::parse(t).ok_or_else(|| {
-                    WsrfError::UnacceptableInitialTerminationTime(format!(
-                        "{t:?} is neither an xsd:dateTime nor an xsd:duration"
-                    ))
-                })?;
-                let at = r.resolve(now);
-                if self.expired(at, now) {
-                    return Err(WsrfError::UnacceptableInitialTerminationTime(format!(
-                        "{t} is not in the future"
-                    )));
-                }
-                at
-            }
+            Some(t) => future_time(t, now, WsrfError::UnacceptableInitialTerminationTime)?,
             None => None,
         };
         let sub = Subscription {
@@ -723,17 +710,7 @@ impl<S: ResourceState> ResourceHome<S> {
         request: &str,
     ) -> Result<(Option<DateTime>, DateTime), WsrfError> {
         let now = self.clock.now_ms();
-        let r = TerminationRequest::parse(request).ok_or_else(|| {
-            WsrfError::UnacceptableTerminationTime(format!(
-                "{request:?} is neither an xsd:dateTime nor an xsd:duration"
-            ))
-        })?;
-        let at = r.resolve(now);
-        if self.expired(at, now) {
-            return Err(WsrfError::UnacceptableTerminationTime(format!(
-                "{request} is not in the future"
-            )));
-        }
+        let at = future_time(request, now, WsrfError::UnacceptableTerminationTime)?;
         self.change_subscription(key, |s| {
             s.termination = at;
             Ok(())
@@ -888,6 +865,27 @@ impl<S: ResourceState> ResourceHome<S> {
             ready: Some(Box::pin(self.store.after(seq))),
         }
     }
+}
+
+/// A subscription's termination time (`xsd:dateTime` or `xsd:duration` text) in epoch
+/// ms, `None` for never; `fault` names the spec fault for text that is malformed or not in
+/// the future.
+fn future_time(
+    text: &str,
+    now: i64,
+    fault: fn(String) -> WsrfError,
+) -> Result<Option<i64>, WsrfError> {
+    let at = TerminationRequest::parse(text)
+        .ok_or_else(|| {
+            fault(format!(
+                "{text:?} is neither an xsd:dateTime nor an xsd:duration"
+            ))
+        })?
+        .resolve(now);
+    if at.is_some_and(|t| t <= now) {
+        return Err(fault(format!("{text} is not in the future")));
+    }
+    Ok(at)
 }
 
 fn topic_of(sub: &Subscription) -> QName {
