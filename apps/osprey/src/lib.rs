@@ -13,7 +13,7 @@ use osprey_container::{
     handlers, Config, Dispatcher, Pipeline, Service, ServiceRegistry, SyncMode,
 };
 use osprey_counter::CounterState;
-use osprey_store::Store;
+use osprey_store::{SharedStore, Store};
 use osprey_wsrf::notify::DeliveryConfig;
 use osprey_wsrf::{Clock, HomeConfig, ResourceHome, SystemClock};
 
@@ -26,6 +26,8 @@ pub struct State {
     dir: Option<PathBuf>,
     sync: osprey_store::Sync,
     store: Option<Store>,
+    postgres: Option<(String, usize)>,
+    shared: Option<SharedStore>,
     delivery: DeliveryConfig,
     clock: Arc<dyn Clock>,
 }
@@ -46,6 +48,12 @@ impl State {
                 SyncMode::Os => osprey_store::Sync::Os,
             },
             store: None,
+            postgres: config
+                .data
+                .postgres
+                .clone()
+                .map(|db| (db, config.data.postgres_connections)),
+            shared: None,
             delivery,
             clock: Arc::new(SystemClock),
         })
@@ -57,6 +65,8 @@ impl State {
             dir: None,
             sync: osprey_store::Sync::Os,
             store: None,
+            postgres: None,
+            shared: None,
             delivery: DeliveryConfig::default(),
             clock: Arc::new(SystemClock),
         }
@@ -84,24 +94,47 @@ impl State {
         Ok(store)
     }
 
-    /// The counter resources, loaded from the store. Their sweeper (scheduled
-    /// destruction) runs when a tokio runtime is current.
+    /// The PostgreSQL store, when one is configured, connected on first use (at
+    /// start-up).
+    ///
+    /// # Errors
+    /// When the database cannot be reached.
+    pub fn shared_store(&mut self) -> anyhow::Result<Option<SharedStore>> {
+        let Some((db, connections)) = &self.postgres else {
+            return Ok(None);
+        };
+        if self.shared.is_none() {
+            let store = SharedStore::connect(db, *connections)
+                .context("connecting to the PostgreSQL state store")?;
+            tracing::info!("state in PostgreSQL ({store:?})");
+            self.shared = Some(store);
+        }
+        Ok(self.shared.clone())
+    }
+
+    /// The counter resources, loaded from the store (or, with PostgreSQL, read from the
+    /// database as they are used). Their sweeper (scheduled destruction) runs when a
+    /// tokio runtime is current.
     ///
     /// # Errors
     /// When the store cannot be opened or read.
     pub fn counter_home(&mut self) -> anyhow::Result<Arc<ResourceHome<CounterState>>> {
-        let store = self.store()?;
-        let home = ResourceHome::open(
-            HomeConfig {
-                kind: "counter".into(),
-                key_name: osprey_counter::COUNTER_KEY,
-                delivery: self.delivery.clone(),
-            },
-            store,
-            self.clock.clone(),
-        )
-        .context("loading counters")?;
-        tracing::info!("{} counters loaded", home.len());
+        let config = HomeConfig {
+            kind: "counter".into(),
+            key_name: osprey_counter::COUNTER_KEY,
+            delivery: self.delivery.clone(),
+        };
+        let home = match self.shared_store()? {
+            Some(shared) => ResourceHome::open_shared(config, shared, self.clock.clone()),
+            None => {
+                let home = ResourceHome::open(config, self.store()?, self.clock.clone())
+                    .context("loading counters")?;
+                if let Some(n) = home.in_memory() {
+                    tracing::info!("{n} counters loaded");
+                }
+                home
+            }
+        };
         if tokio::runtime::Handle::try_current().is_ok() {
             home.start_sweeper(Duration::from_millis(250));
         }

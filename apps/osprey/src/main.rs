@@ -60,6 +60,10 @@ struct ServeArgs {
     /// Directory for the state of stateful services (default: ./osprey-data).
     #[arg(long)]
     data: Option<PathBuf>,
+    /// Keep resources in this PostgreSQL database instead (libpq `key=value` string or
+    /// `postgresql://` URL), shared with every container given the same database.
+    #[arg(long, value_name = "CONNINFO")]
+    postgres: Option<String>,
 }
 
 #[derive(Args)]
@@ -253,6 +257,9 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(dir) = a.data {
         config.data.dir = dir;
+    }
+    if let Some(db) = a.postgres {
+        config.data.postgres = Some(db);
     }
     config.validate()?;
     // Connections are served by the transport's own per-core threads; this runtime only

@@ -1,8 +1,7 @@
 //! State survives SIGKILL: the real binary is killed during a 16-connection add load and
 //! restarted on the same data directory.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,39 +10,16 @@ use osprey_counter::{CounterClient, VALUE};
 use osprey_wsrf::client::NotificationConsumer;
 use osprey_wsrf::EndpointReference;
 
+use crate::support::spawn_osprey;
+
 /// Starts `osprey serve` on `addr` with state in `data` and `[data] sync = sync`; returns
 /// once it serves.
 fn serve(addr: &str, data: &std::path::Path, sync: &str) -> (Child, String) {
-    let config = data.join("osprey.toml");
-    std::fs::write(&config, format!("[data]\nsync = \"{sync}\"\n")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
-        .args(["serve", "--listen", addr, "--config"])
-        .arg(&config)
-        .arg("--data")
-        .arg(data)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let line = lines
-        .by_ref()
-        .take(20)
-        .map_while(Result::ok)
-        .find(|l| l.contains("serving counter at"))
-        .expect("a readiness line");
-    // Keep draining the log so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    let url = line
-        .split("serving counter at ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap()
-        .to_owned();
-    (child, url)
+    spawn_osprey(addr, data, &format!("[data]\nsync = \"{sync}\"\n"), &[])
 }
 
 /// Rewrites an EPR for a container that came back on another port.
-fn moved(epr: &EndpointReference, url: &str) -> EndpointReference {
+pub fn moved(epr: &EndpointReference, url: &str) -> EndpointReference {
     EndpointReference {
         address: url.to_owned(),
         reference_parameters: epr.reference_parameters.clone(),

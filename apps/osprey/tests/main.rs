@@ -12,3 +12,4 @@ mod counter;
 mod durability;
 mod echo;
 mod lifecycle;
+mod shared_state;

@@ -167,3 +167,47 @@ pub fn check(name: &str, actual: &[u8]) {
 pub fn request(op: osprey_bench::Operation) -> Vec<u8> {
     osprey_bench::wstest::request_body(op, osprey_soap::SoapVersion::V11)
 }
+
+/// Starts the real `osprey serve` on `addr` with state in `data`, the configuration
+/// `config_toml` and `args`; returns the child and the counter's URL once it serves.
+pub fn spawn_osprey(
+    addr: &str,
+    data: &std::path::Path,
+    config_toml: &str,
+    args: &[&str],
+) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    let config = data.join("osprey.toml");
+    std::fs::write(&config, config_toml).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_osprey"))
+        .args(["serve", "--listen", addr, "--config"])
+        .arg(&config)
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let line = lines
+        .by_ref()
+        .take(20)
+        .map_while(Result::ok)
+        .inspect(|l| seen.push(l.clone()))
+        .find(|l| l.contains("serving counter at"));
+    let Some(line) = line else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("osprey serve did not start:\n{}", seen.join("\n"));
+    };
+    // Keep draining the log so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    let url = line
+        .split("serving counter at ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    (child, url)
+}

@@ -12,6 +12,8 @@
 //! [data]
 //! dir = "osprey-data"      # where stateful services keep their state (SQLite)
 //! sync = "disk"            # or "os": see DataConfig::sync
+//! # postgres = "host=127.0.0.1 port=5432 user=osprey dbname=osprey"
+//! #                        # keep resources in PostgreSQL, shared by several containers
 //!
 //! [notifications]          # WS-BaseNotification delivery (osprey-wsrf's DeliveryConfig)
 //! attempts = 5
@@ -64,6 +66,12 @@ pub struct DataConfig {
     /// survives a machine crash) or `"os"` (in the operating system before the answer: it
     /// survives a crash or kill of the container; flushed at checkpoints).
     pub sync: SyncMode,
+    /// A PostgreSQL database (libpq `key=value` string or `postgresql://` URL) that keeps
+    /// the resources instead of `dir`, so that every container configured with it serves
+    /// the same resources.
+    pub postgres: Option<String>,
+    /// Connections each container opens to `postgres`.
+    pub postgres_connections: usize,
 }
 
 /// `[data] sync`.
@@ -82,6 +90,8 @@ impl Default for DataConfig {
         DataConfig {
             dir: PathBuf::from("osprey-data"),
             sync: SyncMode::Disk,
+            postgres: None,
+            postgres_connections: 4,
         }
     }
 }

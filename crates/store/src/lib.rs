@@ -1,5 +1,6 @@
 //! Durable state for Osprey: named records (`kind`, `key`) -> bytes, kept in SQLite (WAL)
-//! by default.
+//! by default ([`Store`]), or in PostgreSQL shared by several containers
+//! ([`SharedStore`]).
 //!
 //! Writes go through one writer thread that commits them in groups: every write queued
 //! while a commit is on disk joins the next commit, so a burst of N concurrent updates
@@ -18,6 +19,7 @@
 //! ```
 
 mod error;
+mod shared;
 mod sqlite;
 
 use std::future::Future;
@@ -29,6 +31,7 @@ use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 
 pub use error::StoreError;
+pub use shared::{Removed, SharedStore, Versioned};
 use tokio::sync::oneshot;
 
 /// One change to the stored records.

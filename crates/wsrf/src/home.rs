@@ -1,5 +1,11 @@
-//! `ResourceHome`: the resources of one type, their lifetimes and subscriptions, kept in
-//! memory and made durable through the store before any change is acknowledged.
+//! `ResourceHome`: the resources of one type, their lifetimes and subscriptions.
+//!
+//! A home keeps its resources in one of two ways. By default (`open`) they live in this
+//! container's memory and every change is made durable in the local store (SQLite) before
+//! it is acknowledged. A shared home (`open_shared`) keeps them in PostgreSQL only, so
+//! that several containers serve the same resources: reads load the record, changes are
+//! compare-and-set on its version, and every container's sweeper takes its share of the
+//! expired records (see `docs/design-shared-state.md`).
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -8,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use osprey_addressing::EndpointReference;
 use osprey_binding::{decode_element, encode_element, DateTime, TypeDesc, XmlElement};
 use osprey_soap::SoapVersion;
-use osprey_store::{Store, StoreError, Write};
+use osprey_store::{SharedStore, Store, StoreError, Write};
 use osprey_xml::{Limits, QName, XmlWriter};
 
 use crate::clock::{to_datetime, Clock};
@@ -17,8 +23,11 @@ use crate::messages::{
     Epr, NotificationMessage, Notify, SetComponent, Subscribe, SubscribeResponse,
     TerminationRequest,
 };
-use crate::notify::{Delivery, DeliveryConfig, Notifier};
+use crate::notify::{Delivery, DeliveryConfig, Notifier, Ready};
 use crate::{ns, topic, xpath, WsrfError};
+
+mod shared;
+use shared::Shared;
 
 /// The state of a resource type, which is also its resource property document: each
 /// field of the bound type is a resource property (its element is the property's QName).
@@ -106,14 +115,35 @@ impl Subscription {
 pub struct ResourceHome<S: ResourceState> {
     config: HomeConfig,
     sub_kind: String,
-    shards: Box<[Shard<S>]>,
-    hasher: std::collections::hash_map::RandomState,
-    subscriptions: Mutex<HashMap<String, Subscription>>,
-    store: Store,
+    backing: Backing<S>,
     clock: Arc<dyn Clock>,
     notifier: Notifier,
     properties: Vec<QName>,
     topics: Vec<QName>,
+}
+
+/// Where a home's resources are.
+enum Backing<S> {
+    /// In memory, written through to the local store.
+    Local(Local<S>),
+    /// In PostgreSQL, shared with other containers.
+    Shared(Shared),
+}
+
+/// The in-memory resources and subscriptions of a local home.
+struct Local<S> {
+    shards: Box<[Shard<S>]>,
+    hasher: std::collections::hash_map::RandomState,
+    subscriptions: Mutex<HashMap<String, Subscription>>,
+    store: Store,
+}
+
+impl<S> Local<S> {
+    fn shard(&self, key: &str) -> &Shard<S> {
+        #[allow(clippy::cast_possible_truncation)]
+        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
+        &self.shards[i]
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -132,8 +162,8 @@ fn new_key() -> String {
 }
 
 impl<S: ResourceState> ResourceHome<S> {
-    /// A home over `store`, loading the resources and subscriptions it holds (expired
-    /// ones are destroyed as the first sweep runs).
+    /// A home over the local `store`, loading the resources and subscriptions it holds
+    /// (expired ones are destroyed as the first sweep runs).
     ///
     /// # Errors
     /// [`StoreError`] when the stored records cannot be read.
@@ -142,6 +172,24 @@ impl<S: ResourceState> ResourceHome<S> {
         store: Store,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<Self>, StoreError> {
+        let local = Local {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            hasher: std::collections::hash_map::RandomState::new(),
+            subscriptions: Mutex::new(HashMap::new()),
+            store,
+        };
+        let home = Self::start(config, clock, Backing::Local(local));
+        home.load()?;
+        Ok(home)
+    }
+
+    /// A home whose resources and subscriptions live in PostgreSQL (`store`), shared
+    /// with every other container opened on the same database.
+    pub fn open_shared(config: HomeConfig, store: SharedStore, clock: Arc<dyn Clock>) -> Arc<Self> {
+        Self::start(config, clock, Backing::Shared(Shared::new(store)))
+    }
+
+    fn start(config: HomeConfig, clock: Arc<dyn Clock>, backing: Backing<S>) -> Arc<Self> {
         let (notifier, mut failed) = Notifier::start(config.delivery.clone());
         let fields: Vec<QName> = match S::schema() {
             TypeDesc::Complex(c) => c
@@ -158,16 +206,12 @@ impl<S: ResourceState> ResourceHome<S> {
         let home = Arc::new(ResourceHome {
             sub_kind: format!("{}/subscription", config.kind),
             config,
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            hasher: std::collections::hash_map::RandomState::new(),
-            subscriptions: Mutex::new(HashMap::new()),
-            store,
+            backing,
             clock,
             notifier,
             properties,
             topics,
         });
-        home.load()?;
         // Subscriptions whose consumer failed for good, under the Unsubscribe policy.
         let weak: Weak<Self> = Arc::downgrade(&home);
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
@@ -178,12 +222,15 @@ impl<S: ResourceState> ResourceHome<S> {
                 }
             });
         }
-        Ok(home)
+        home
     }
 
     fn load(&self) -> Result<(), StoreError> {
+        let Backing::Local(local) = &self.backing else {
+            return Ok(());
+        };
         let limits = Limits::default();
-        for rec in self.store.load(&self.config.kind)? {
+        for rec in local.store.load(&self.config.kind)? {
             let text = String::from_utf8_lossy(&rec.value);
             let Some((term, xml)) = text.split_once('\n') else {
                 tracing::error!(key = %rec.key, "damaged resource record skipped");
@@ -192,7 +239,7 @@ impl<S: ResourceState> ResourceHome<S> {
             let termination = term.parse::<i64>().ok();
             match decode_element::<S>(xml.as_bytes(), &limits) {
                 Ok(state) => {
-                    lock(self.shard(&rec.key)).insert(
+                    lock(local.shard(&rec.key)).insert(
                         rec.key,
                         Slot {
                             state,
@@ -207,14 +254,14 @@ impl<S: ResourceState> ResourceHome<S> {
             }
         }
         // Locks are always taken shard first, then subscriptions.
-        for rec in self.store.load(&self.sub_kind)? {
+        for rec in local.store.load(&self.sub_kind)? {
             match decode_element::<Subscription>(&rec.value, &limits) {
                 Ok(sub) => {
-                    let mut shard = lock(self.shard(&sub.resource));
+                    let mut shard = lock(local.shard(&sub.resource));
                     if let Some(slot) = shard.get_mut(&sub.resource) {
                         slot.subscriptions.push(rec.key.clone());
                     }
-                    lock(&self.subscriptions).insert(rec.key, sub);
+                    lock(&local.subscriptions).insert(rec.key, sub);
                 }
                 Err(e) => {
                     tracing::error!(key = %rec.key, error = %e, "damaged subscription record skipped")
@@ -222,12 +269,6 @@ impl<S: ResourceState> ResourceHome<S> {
             }
         }
         Ok(())
-    }
-
-    fn shard(&self, key: &str) -> &Shard<S> {
-        #[allow(clippy::cast_possible_truncation)]
-        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
-        &self.shards[i]
     }
 
     /// The reference parameter element that carries this home's resource keys.
@@ -250,14 +291,29 @@ impl<S: ResourceState> ResourceHome<S> {
         &self.topics
     }
 
-    /// Resources held now.
-    pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum()
+    /// How many resources a local home holds in memory (`None` for a shared home, whose
+    /// resources are in the database: see [`Self::count`]).
+    pub fn in_memory(&self) -> Option<usize> {
+        match &self.backing {
+            Backing::Local(l) => Some(l.shards.iter().map(|s| lock(s).len()).sum()),
+            Backing::Shared(_) => None,
+        }
     }
 
-    /// True when no resource is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// How many resources the home holds now (in a shared home: the database holds).
+    ///
+    /// # Errors
+    /// `ResourceUnavailable` when the shared store cannot be read.
+    pub async fn count(&self) -> Result<usize, WsrfError> {
+        match &self.backing {
+            Backing::Local(l) => Ok(l.shards.iter().map(|s| lock(s).len()).sum()),
+            Backing::Shared(sh) => sh.count(self).await,
+        }
+    }
+
+    /// Whether the home is shared with other containers (kept in PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.backing, Backing::Shared(_))
     }
 
     /// The notifier (for its counters).
@@ -302,9 +358,13 @@ impl<S: ResourceState> ResourceHome<S> {
             )));
         }
         let key = new_key();
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.create(self, key, &state, termination).await,
+        };
         let commit = {
-            let mut shard = lock(self.shard(&key));
-            let commit = self.store.submit(vec![Write::put(
+            let mut shard = lock(local.shard(&key));
+            let commit = local.store.submit(vec![Write::put(
                 &self.config.kind,
                 &key,
                 Self::record(&state, termination),
@@ -331,9 +391,13 @@ impl<S: ResourceState> ResourceHome<S> {
     ///
     /// # Errors
     /// `ResourceUnknown` when there is no such (live) resource.
-    pub fn read<R>(&self, key: &str, f: impl FnOnce(&S) -> R) -> Result<R, WsrfError> {
+    pub async fn read<R>(&self, key: &str, f: impl FnOnce(&S) -> R) -> Result<R, WsrfError> {
         let now = self.clock.now_ms();
-        let shard = lock(self.shard(key));
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.read(self, key, now).await.map(|(s, _)| f(&s)),
+        };
+        let shard = lock(local.shard(key));
         match shard.get(key) {
             Some(slot) if !self.expired(slot.termination, now) => Ok(f(&slot.state)),
             _ => Err(Self::unknown(key)),
@@ -342,7 +406,8 @@ impl<S: ResourceState> ResourceHome<S> {
 
     /// Changes resource `key` with `f`, makes the change durable, then notifies the
     /// subscribers of each property whose value changed. Returns `f`'s result once the
-    /// change is durable.
+    /// change is durable. In a shared home `f` runs again when another container changed
+    /// the resource first (so it must compute from the state it is given).
     ///
     /// # Errors
     /// `ResourceUnknown`, any error of `f` (nothing is changed then), or
@@ -350,11 +415,15 @@ impl<S: ResourceState> ResourceHome<S> {
     pub async fn update<R>(
         &self,
         key: &str,
-        f: impl FnOnce(&mut S) -> Result<R, WsrfError>,
+        mut f: impl FnMut(&mut S) -> Result<R, WsrfError>,
     ) -> Result<R, WsrfError> {
         let now = self.clock.now_ms();
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.update(self, key, now, f).await,
+        };
         let (result, commit, deliveries) = {
-            let mut shard = lock(self.shard(key));
+            let mut shard = lock(local.shard(key));
             let slot = match shard.get_mut(key) {
                 Some(s) if !self.expired(s.termination, now) => s,
                 _ => return Err(Self::unknown(key)),
@@ -362,14 +431,27 @@ impl<S: ResourceState> ResourceHome<S> {
             let before = (!slot.subscriptions.is_empty()).then(|| slot.state.clone());
             let mut next = slot.state.clone();
             let result = f(&mut next)?;
-            let commit = self.store.submit(vec![Write::put(
+            let commit = local.store.submit(vec![Write::put(
                 &self.config.kind,
                 key,
                 Self::record(&next, slot.termination),
             )]);
             slot.state = next;
             let deliveries = match before {
-                Some(before) => self.change_notifications(key, slot, &before, commit.seq()),
+                Some(before) => {
+                    let subs = lock(&local.subscriptions);
+                    let seq = commit.seq();
+                    let ready = || -> Option<Ready> { Some(Box::pin(local.store.after(seq))) };
+                    self.change_notifications(
+                        key,
+                        &before,
+                        &slot.state,
+                        slot.subscriptions
+                            .iter()
+                            .filter_map(|k| subs.get(k).map(|s| (k.as_str(), s))),
+                        ready,
+                    )
+                }
                 None => Vec::new(),
             };
             (result, commit, deliveries)
@@ -385,11 +467,20 @@ impl<S: ResourceState> ResourceHome<S> {
     ///
     /// # Errors
     /// `ResourceUnknown`.
-    pub fn document(&self, key: &str) -> Result<Element, WsrfError> {
+    pub async fn document(&self, key: &str) -> Result<Element, WsrfError> {
         let now = self.clock.now_ms();
-        let shard = lock(self.shard(key));
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => {
+                let (state, termination) = sh.read(self, key, now).await?;
+                return Ok(document(&state, termination, now));
+            }
+        };
+        let shard = lock(local.shard(key));
         match shard.get(key) {
-            Some(slot) if !self.expired(slot.termination, now) => Ok(document(slot, now)),
+            Some(slot) if !self.expired(slot.termination, now) => {
+                Ok(document(&slot.state, slot.termination, now))
+            }
             _ => Err(Self::unknown(key)),
         }
     }
@@ -454,23 +545,23 @@ impl<S: ResourceState> ResourceHome<S> {
         self.update(key, move |state| {
             let mut doc = Element::parse(encode_element(state).as_bytes(), &Limits::default())
                 .map_err(|e| WsrfError::InvalidModification(e.to_string()))?;
-            for (q, values, insert) in plan {
+            for (q, values, insert) in &plan {
                 if !insert || values.is_none() {
                     doc.children
-                        .retain(|n| !matches!(n, Node::Element(e) if e.name == q));
+                        .retain(|n| !matches!(n, Node::Element(e) if e.name == *q));
                 }
                 if let Some(values) = values {
                     // New values go where the schema puts the property: after every
                     // element of this or an earlier property (so Insert appends).
                     let rank = |name: &QName| properties.iter().position(|p| p == name);
-                    let target = rank(&q);
+                    let target = rank(q);
                     let at = doc
                         .children
                         .iter()
                         .rposition(|n| matches!(n, Node::Element(e) if rank(&e.name) <= target))
                         .map_or(0, |i| i + 1);
-                    for (i, v) in values.into_iter().enumerate() {
-                        doc.children.insert(at + i, Node::Element(v));
+                    for (i, v) in values.iter().enumerate() {
+                        doc.children.insert(at + i, Node::Element(v.clone()));
                     }
                 }
             }
@@ -488,19 +579,26 @@ impl<S: ResourceState> ResourceHome<S> {
     /// # Errors
     /// `ResourceUnknown`; `ResourceUnavailable` when the removal could not be stored.
     pub async fn destroy(&self, key: &str) -> Result<(), WsrfError> {
-        self.terminate(key, "destroyed").await
+        self.terminate(key, false).await
     }
 
-    async fn terminate(&self, key: &str, reason: &str) -> Result<(), WsrfError> {
+    /// Destroys `key` because it was destroyed by request, or (`expired`) because its
+    /// termination time passed.
+    async fn terminate(&self, key: &str, expired: bool) -> Result<(), WsrfError> {
         let now = self.clock.now_ms();
+        let reason = if expired { "expired" } else { "destroyed" };
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.terminate(self, key, now, expired).await,
+        };
         let (commit, deliveries) = {
-            let mut shard = lock(self.shard(key));
+            let mut shard = lock(local.shard(key));
             let slot = match shard.remove(key) {
                 Some(s) => s,
                 None => return Err(Self::unknown(key)),
             };
             let mut writes = vec![Write::delete(&self.config.kind, key)];
-            let mut subs = lock(&self.subscriptions);
+            let mut subs = lock(&local.subscriptions);
             let mut removed = Vec::new();
             for s in &slot.subscriptions {
                 if let Some(sub) = subs.remove(s) {
@@ -509,28 +607,37 @@ impl<S: ResourceState> ResourceHome<S> {
                 writes.push(Write::delete(&self.sub_kind, s));
             }
             drop(subs);
-            let commit = self.store.submit(writes);
-            let message = termination_message(now, reason);
-            let deliveries: Vec<Delivery> = removed
-                .iter()
-                .filter(|(_, sub)| !sub.paused && topic_of(sub) == topic::RESOURCE_TERMINATION)
-                .map(|(k, sub)| {
-                    self.delivery(
-                        k,
-                        sub,
-                        key,
-                        &topic::RESOURCE_TERMINATION,
-                        &message,
-                        commit.seq(),
-                    )
-                })
-                .collect();
+            let commit = local.store.submit(writes);
+            let seq = commit.seq();
+            let deliveries = self.termination_notifications(key, now, reason, &removed, || {
+                Some(Box::pin(local.store.after(seq)))
+            });
             (commit, deliveries)
         };
         for d in deliveries {
             self.notifier.send(d);
         }
         commit.await.map_err(|e| unavailable(&e))
+    }
+
+    /// `ResourceTermination` notifications for the subscriptions `removed` with resource
+    /// `key`.
+    fn termination_notifications(
+        &self,
+        key: &str,
+        now: i64,
+        reason: &str,
+        removed: &[(String, Subscription)],
+        ready: impl Fn() -> Option<Ready>,
+    ) -> Vec<Delivery> {
+        let message = termination_message(now, reason);
+        removed
+            .iter()
+            .filter(|(_, sub)| !sub.paused && topic_of(sub) == topic::RESOURCE_TERMINATION)
+            .map(|(k, sub)| {
+                self.delivery(k, sub, key, &topic::RESOURCE_TERMINATION, &message, ready())
+            })
+            .collect()
     }
 
     /// Sets the termination time of `key`; returns the new one and the current time.
@@ -549,14 +656,21 @@ impl<S: ResourceState> ResourceHome<S> {
                 "the requested termination time is in the past".into(),
             ));
         }
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => {
+                sh.set_termination(self, key, now, termination).await?;
+                return Ok((termination.map(to_datetime), to_datetime(now)));
+            }
+        };
         let commit = {
-            let mut shard = lock(self.shard(key));
+            let mut shard = lock(local.shard(key));
             let slot = match shard.get_mut(key) {
                 Some(s) if !self.expired(s.termination, now) => s,
                 _ => return Err(Self::unknown(key)),
             };
             slot.termination = termination;
-            self.store.submit(vec![Write::put(
+            local.store.submit(vec![Write::put(
                 &self.config.kind,
                 key,
                 Self::record(&slot.state, termination),
@@ -636,22 +750,27 @@ impl<S: ResourceState> ResourceHome<S> {
             filter_namespaces,
         };
         let sub_key = new_key();
-        let commit = {
-            let mut shard = lock(self.shard(key));
-            let slot = match shard.get_mut(key) {
-                Some(s) if !self.expired(s.termination, now) => s,
-                _ => return Err(Self::unknown(key)),
-            };
-            slot.subscriptions.push(sub_key.clone());
-            let commit = self.store.submit(vec![Write::put(
-                &self.sub_kind,
-                &sub_key,
-                encode_element(&sub).into_bytes(),
-            )]);
-            lock(&self.subscriptions).insert(sub_key.clone(), sub);
-            commit
-        };
-        commit.await.map_err(|e| unavailable(&e))?;
+        match &self.backing {
+            Backing::Local(local) => {
+                let commit = {
+                    let mut shard = lock(local.shard(key));
+                    let slot = match shard.get_mut(key) {
+                        Some(s) if !self.expired(s.termination, now) => s,
+                        _ => return Err(Self::unknown(key)),
+                    };
+                    slot.subscriptions.push(sub_key.clone());
+                    let commit = local.store.submit(vec![Write::put(
+                        &self.sub_kind,
+                        &sub_key,
+                        encode_element(&sub).into_bytes(),
+                    )]);
+                    lock(&local.subscriptions).insert(sub_key.clone(), sub);
+                    commit
+                };
+                commit.await.map_err(|e| unavailable(&e))?;
+            }
+            Backing::Shared(sh) => sh.subscribe(self, key, now, &sub_key, &sub).await?,
+        }
         Ok(SubscribeResponse {
             subscription: subscription_epr(address, &sub_key),
             current_time: to_datetime(now),
@@ -659,13 +778,8 @@ impl<S: ResourceState> ResourceHome<S> {
         })
     }
 
-    fn live_subscription(&self, key: &str, now: i64) -> Result<Subscription, WsrfError> {
-        match lock(&self.subscriptions).get(key) {
-            Some(s) if !self.expired(s.termination, now) => Ok(s.clone()),
-            _ => Err(WsrfError::ResourceUnknown(format!(
-                "no subscription has key {key:?}"
-            ))),
-        }
+    fn unknown_subscription(key: &str) -> WsrfError {
+        WsrfError::ResourceUnknown(format!("no subscription has key {key:?}"))
     }
 
     /// Ends subscription `key`.
@@ -674,14 +788,21 @@ impl<S: ResourceState> ResourceHome<S> {
     /// `ResourceUnknown` for an unknown subscription.
     pub async fn unsubscribe(&self, key: &str) -> Result<(), WsrfError> {
         let now = self.clock.now_ms();
-        let sub = self.live_subscription(key, now)?;
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.unsubscribe(self, key, now).await,
+        };
+        let resource = match lock(&local.subscriptions).get(key) {
+            Some(s) if !self.expired(s.termination, now) => s.resource.clone(),
+            _ => return Err(Self::unknown_subscription(key)),
+        };
         let commit = {
-            let mut shard = lock(self.shard(&sub.resource));
-            if let Some(slot) = shard.get_mut(&sub.resource) {
+            let mut shard = lock(local.shard(&resource));
+            if let Some(slot) = shard.get_mut(&resource) {
                 slot.subscriptions.retain(|s| s != key);
             }
-            lock(&self.subscriptions).remove(key);
-            self.store.submit(vec![Write::delete(&self.sub_kind, key)])
+            lock(&local.subscriptions).remove(key);
+            local.store.submit(vec![Write::delete(&self.sub_kind, key)])
         };
         commit.await.map_err(|e| unavailable(&e))
     }
@@ -722,21 +843,21 @@ impl<S: ResourceState> ResourceHome<S> {
     async fn change_subscription(
         &self,
         key: &str,
-        f: impl FnOnce(&mut Subscription) -> Result<(), WsrfError>,
+        f: impl Fn(&mut Subscription) -> Result<(), WsrfError>,
     ) -> Result<(), WsrfError> {
         let now = self.clock.now_ms();
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.change_subscription(self, key, now, f).await,
+        };
         let commit = {
-            let mut subs = lock(&self.subscriptions);
+            let mut subs = lock(&local.subscriptions);
             let sub = match subs.get_mut(key) {
                 Some(s) if !self.expired(s.termination, now) => s,
-                _ => {
-                    return Err(WsrfError::ResourceUnknown(format!(
-                        "no subscription has key {key:?}"
-                    )))
-                }
+                _ => return Err(Self::unknown_subscription(key)),
             };
             f(sub)?;
-            self.store.submit(vec![Write::put(
+            local.store.submit(vec![Write::put(
                 &self.sub_kind,
                 key,
                 encode_element(&*sub).into_bytes(),
@@ -750,8 +871,12 @@ impl<S: ResourceState> ResourceHome<S> {
     /// Returns how many resources were destroyed.
     pub async fn sweep(&self) -> usize {
         let now = self.clock.now_ms();
+        let local = match &self.backing {
+            Backing::Local(l) => l,
+            Backing::Shared(sh) => return sh.sweep(self, now).await,
+        };
         let mut expired = Vec::new();
-        for shard in &*self.shards {
+        for shard in &*local.shards {
             let shard = lock(shard);
             expired.extend(
                 shard
@@ -762,23 +887,23 @@ impl<S: ResourceState> ResourceHome<S> {
         }
         let mut destroyed = 0;
         for key in expired {
-            if self.terminate(&key, "expired").await.is_ok() {
+            if self.terminate(&key, true).await.is_ok() {
                 destroyed += 1;
             }
         }
-        let stale: Vec<String> = lock(&self.subscriptions)
+        let stale: Vec<String> = lock(&local.subscriptions)
             .iter()
             .filter(|(_, s)| self.expired(s.termination, now))
             .map(|(k, _)| k.clone())
             .collect();
         for key in stale {
-            let resource = lock(&self.subscriptions).remove(&key).map(|s| s.resource);
+            let resource = lock(&local.subscriptions).remove(&key).map(|s| s.resource);
             if let Some(r) = resource {
-                if let Some(slot) = lock(self.shard(&r)).get_mut(&r) {
+                if let Some(slot) = lock(local.shard(&r)).get_mut(&r) {
                     slot.subscriptions.retain(|s| *s != key);
                 }
             }
-            let _ = self
+            let _ = local
                 .store
                 .submit(vec![Write::delete(&self.sub_kind, &key)])
                 .await;
@@ -800,16 +925,18 @@ impl<S: ResourceState> ResourceHome<S> {
         });
     }
 
-    fn change_notifications(
+    /// Value-change notifications for the change of `key` from `before` to `after`, to
+    /// the resource's `subscriptions` (key, subscription).
+    fn change_notifications<'a>(
         &self,
         key: &str,
-        slot: &Slot<S>,
         before: &S,
-        seq: u64,
+        after: &S,
+        subscriptions: impl Iterator<Item = (&'a str, &'a Subscription)> + Clone,
+        ready: impl Fn() -> Option<Ready>,
     ) -> Vec<Delivery> {
         let old = property_elements(before);
-        let new = property_elements(&slot.state);
-        let subs = lock(&self.subscriptions);
+        let new = property_elements(after);
         let mut out = Vec::new();
         for topic in &self.topics {
             let pick = |els: &[Element]| -> Vec<Element> {
@@ -820,14 +947,13 @@ impl<S: ResourceState> ResourceHome<S> {
                 continue;
             }
             let mut message = None;
-            for sk in &slot.subscriptions {
-                let Some(sub) = subs.get(sk) else { continue };
+            for (sk, sub) in subscriptions.clone() {
                 if sub.paused || topic_of(sub) != *topic {
                     continue;
                 }
                 let m = message.get_or_insert_with(|| value_change_message(&o, &n));
                 if sub.accepts(m) {
-                    out.push(self.delivery(sk, sub, key, topic, m, seq));
+                    out.push(self.delivery(sk, sub, key, topic, m, ready()));
                 }
             }
         }
@@ -841,7 +967,7 @@ impl<S: ResourceState> ResourceHome<S> {
         resource: &str,
         topic: &QName,
         message: &Element,
-        seq: u64,
+        ready: Option<Ready>,
     ) -> Delivery {
         let notify = Notify {
             messages: vec![NotificationMessage {
@@ -862,7 +988,7 @@ impl<S: ResourceState> ResourceHome<S> {
                 SoapVersion::V11
             },
             notify: w.into_bytes(),
-            ready: Some(Box::pin(self.store.after(seq))),
+            ready,
         }
     }
 }
@@ -916,15 +1042,15 @@ fn property_elements<S: ResourceState>(state: &S) -> Vec<Element> {
     }
 }
 
-fn document<S: ResourceState>(slot: &Slot<S>, now: i64) -> Element {
-    let mut doc = Element::parse(encode_element(&slot.state).as_bytes(), &Limits::default())
+fn document<S: ResourceState>(state: &S, termination: Option<i64>, now: i64) -> Element {
+    let mut doc = Element::parse(encode_element(state).as_bytes(), &Limits::default())
         .unwrap_or_else(|_| Element::new(S::qname(), Vec::new()));
     doc.children.push(Node::Element(Element::with_text(
         CURRENT_TIME,
         to_datetime(now).to_string(),
     )));
     let mut term = Element::new(TERMINATION_TIME, Vec::new());
-    match slot.termination {
+    match termination {
         Some(t) => term.children.push(Node::Text(to_datetime(t).to_string())),
         None => term
             .attributes
@@ -969,7 +1095,7 @@ impl<S: ResourceState> std::fmt::Debug for ResourceHome<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceHome")
             .field("kind", &self.config.kind)
-            .field("resources", &self.len())
+            .field("shared", &self.is_shared())
             .finish()
     }
 }

@@ -9,6 +9,7 @@ use osprey_addressing::ANONYMOUS;
 use osprey_container::{Fault, MessageContext, TypedServiceBuilder};
 use osprey_xml::QName;
 
+use crate::doc::Element;
 use crate::home::{ResourceHome, ResourceState, SUBSCRIPTION_KEY};
 use crate::messages::*;
 use crate::ns::action;
@@ -76,14 +77,12 @@ pub fn with_wsrf<S: ResourceState>(
         action::GET_RP,
         action::GET_RP_RESPONSE,
         move |req: GetResourceProperty, ctx| {
-            let r = resource_op(&h, ctx, |h, key| {
+            document_op(&h, ctx, move |h, doc| {
                 let q = h.property(&req.property)?;
-                let doc = h.document(&key)?;
                 Ok(GetResourcePropertyResponse {
                     elements: doc.elements().filter(|e| e.name == q).cloned().collect(),
                 })
-            });
-            async move { r }
+            })
         },
     );
     let h = home.clone();
@@ -92,12 +91,11 @@ pub fn with_wsrf<S: ResourceState>(
         action::GET_RP_DOCUMENT,
         action::GET_RP_DOCUMENT_RESPONSE,
         move |_: GetResourcePropertyDocument, ctx| {
-            let r = resource_op(&h, ctx, |h, key| {
+            document_op(&h, ctx, |_, doc| {
                 Ok(GetResourcePropertyDocumentResponse {
-                    elements: vec![h.document(&key)?],
+                    elements: vec![doc],
                 })
-            });
-            async move { r }
+            })
         },
     );
     let h = home.clone();
@@ -106,20 +104,18 @@ pub fn with_wsrf<S: ResourceState>(
         action::GET_MULTIPLE_RP,
         action::GET_MULTIPLE_RP_RESPONSE,
         move |req: GetMultipleResourceProperties, ctx| {
-            let r = resource_op(&h, ctx, |h, key| {
+            document_op(&h, ctx, move |h, doc| {
                 let names = req
                     .properties
                     .iter()
                     .map(|p| h.property(p))
                     .collect::<Result<Vec<_>, _>>()?;
-                let doc = h.document(&key)?;
                 let mut elements = Vec::new();
                 for q in names {
                     elements.extend(doc.elements().filter(|e| e.name == q).cloned());
                 }
                 Ok(GetMultipleResourcePropertiesResponse { elements })
-            });
-            async move { r }
+            })
         },
     );
     let h = home.clone();
@@ -128,7 +124,7 @@ pub fn with_wsrf<S: ResourceState>(
         action::QUERY_RP,
         action::QUERY_RP_RESPONSE,
         move |req: QueryResourceProperties, ctx| {
-            let r = resource_op(&h, ctx, |h, key| {
+            document_op(&h, ctx, move |_, doc| {
                 if req.query.dialect != crate::ns::XPATH_DIALECT {
                     return Err(WsrfError::UnknownQueryExpressionDialect(
                         req.query.dialect.clone(),
@@ -136,10 +132,8 @@ pub fn with_wsrf<S: ResourceState>(
                 }
                 let expr = xpath::Expr::parse(&req.query.text, &req.query.scope)
                     .map_err(WsrfError::InvalidQueryExpression)?;
-                let doc = h.document(&key)?;
                 Ok(expr.evaluate(&doc).into_response())
-            });
-            async move { r }
+            })
         },
     );
     let h = home.clone();
@@ -277,14 +271,19 @@ pub fn fault<S: ResourceState>(home: &ResourceHome<S>, e: &WsrfError) -> Fault {
     e.to_fault(home.clock().now())
 }
 
-/// Runs a read-only operation on the resource the request addresses.
-#[allow(clippy::result_large_err)] // operations answer with a `Fault` by value
-fn resource_op<S: ResourceState, R>(
+/// Runs a read-only operation on the resource property document of the resource the
+/// request addresses.
+fn document_op<S: ResourceState, R>(
     home: &Arc<ResourceHome<S>>,
     ctx: &MessageContext,
-    f: impl FnOnce(&ResourceHome<S>, String) -> Result<R, WsrfError>,
-) -> Result<R, Fault> {
-    reference_parameter(ctx, home.key_name())
-        .and_then(|key| f(home, key))
-        .map_err(|e| fault(home, &e))
+    f: impl FnOnce(&ResourceHome<S>, Element) -> Result<R, WsrfError> + Send + 'static,
+) -> impl std::future::Future<Output = Result<R, Fault>> + Send + 'static {
+    let (h, key) = (home.clone(), reference_parameter(ctx, home.key_name()));
+    async move {
+        let doc = match key {
+            Ok(key) => h.document(&key).await,
+            Err(e) => Err(e),
+        };
+        doc.and_then(|doc| f(&h, doc)).map_err(|e| fault(&h, &e))
+    }
 }

@@ -1,5 +1,6 @@
-//! ResourceHome over a real SQLite store, with a manual clock: lifetimes are tested by
-//! moving time, never by sleeping.
+//! ResourceHome over a real SQLite store and over a real PostgreSQL server (a shared
+//! home), with a manual clock: lifetimes are tested by moving time, never by sleeping.
+//! Every test runs against both (modules `sqlite` and `postgres` at the end).
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
@@ -9,7 +10,8 @@ use std::time::Duration;
 use osprey_addressing::EndpointReference;
 use osprey_binding::XmlType;
 use osprey_soap::SoapVersion;
-use osprey_store::Store;
+use osprey_store::{SharedStore, Store};
+use osprey_testkit::Postgres;
 use osprey_wsrf::doc::Element;
 use osprey_wsrf::messages::{Expression, SetComponent, Subscribe, TerminationRequest};
 use osprey_wsrf::{ns, HomeConfig, ManualClock, ResourceHome, ResourceState, WsrfError};
@@ -34,35 +36,67 @@ impl ResourceState for Props {
 
 const T0: i64 = 1_800_000_000_000;
 
+enum Backend {
+    Sqlite(tempfile::TempDir),
+    /// A kind of its own on the shared server, so tests do not see each other's records.
+    Postgres(String),
+}
+
 struct Fixture {
-    _dir: tempfile::TempDir,
-    path: std::path::PathBuf,
+    backend: Backend,
     clock: Arc<ManualClock>,
 }
 
 impl Fixture {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
+    fn sqlite() -> Self {
         Fixture {
-            _dir: dir,
-            path,
+            backend: Backend::Sqlite(tempfile::tempdir().unwrap()),
             clock: Arc::new(ManualClock::at(T0)),
         }
     }
 
-    fn home(&self) -> Arc<ResourceHome<Props>> {
-        ResourceHome::open(
-            HomeConfig {
-                kind: "props".into(),
-                key_name: QName::new_static("urn:t", "Key"),
-                delivery: Default::default(),
-            },
-            Store::open_sqlite(&self.path).unwrap(),
-            self.clock.clone(),
-        )
-        .unwrap()
+    fn postgres() -> Self {
+        Fixture {
+            backend: Backend::Postgres(format!("props-{}", uuid_like())),
+            clock: Arc::new(ManualClock::at(T0)),
+        }
     }
+
+    /// A home over the fixture's state: opening it again is a container restart.
+    fn home(&self) -> Arc<ResourceHome<Props>> {
+        let config = |kind: &str| HomeConfig {
+            kind: kind.into(),
+            key_name: QName::new_static("urn:t", "Key"),
+            delivery: Default::default(),
+        };
+        match &self.backend {
+            Backend::Sqlite(dir) => ResourceHome::open(
+                config("props"),
+                Store::open_sqlite(&dir.path().join("s.db")).unwrap(),
+                self.clock.clone(),
+            )
+            .unwrap(),
+            Backend::Postgres(kind) => ResourceHome::open_shared(
+                config(kind),
+                SharedStore::connect(&Postgres::shared().conninfo(), 2).unwrap(),
+                self.clock.clone(),
+            ),
+        }
+    }
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{t:x}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn topic(text: &str, dialect: &str) -> Expression {
@@ -85,9 +119,7 @@ fn subscribe(text: &str, dialect: &str, initial: Option<&str>) -> Subscribe {
     }
 }
 
-#[tokio::test]
-async fn resources_live_change_and_die() {
-    let f = Fixture::new();
+async fn resources_live_change_and_die(f: Fixture) {
     let home = f.home();
     let key = home.create(Props::default(), None).await.unwrap();
     let v = home
@@ -98,7 +130,7 @@ async fn resources_live_change_and_die() {
         .await
         .unwrap();
     assert_eq!(v, 2);
-    assert_eq!(home.read(&key, |p| p.count).unwrap(), 2);
+    assert_eq!(home.read(&key, |p| p.count).await.unwrap(), 2);
     // A failing change changes nothing.
     let e = home
         .update(&key, |p| {
@@ -107,10 +139,10 @@ async fn resources_live_change_and_die() {
         })
         .await;
     assert!(e.is_err());
-    assert_eq!(home.read(&key, |p| p.count).unwrap(), 2);
+    assert_eq!(home.read(&key, |p| p.count).await.unwrap(), 2);
     home.destroy(&key).await.unwrap();
     assert!(matches!(
-        home.read(&key, |_| ()),
+        home.read(&key, |_| ()).await,
         Err(WsrfError::ResourceUnknown(_))
     ));
     assert!(matches!(
@@ -119,9 +151,7 @@ async fn resources_live_change_and_die() {
     ));
 }
 
-#[tokio::test]
-async fn state_and_subscriptions_survive_a_restart() {
-    let f = Fixture::new();
+async fn state_and_subscriptions_survive_a_restart(f: Fixture) {
     let key;
     {
         let home = f.home();
@@ -147,10 +177,12 @@ async fn state_and_subscriptions_survive_a_restart() {
     }
     let home = f.home();
     assert_eq!(
-        home.read(&key, |p| (p.count, p.label.clone())).unwrap(),
+        home.read(&key, |p| (p.count, p.label.clone()))
+            .await
+            .unwrap(),
         (41, "kept".into())
     );
-    let doc = home.document(&key).unwrap();
+    let doc = home.document(&key).await.unwrap();
     let term = doc
         .elements()
         .find(|e| e.name == osprey_wsrf::TERMINATION_TIME)
@@ -160,9 +192,7 @@ async fn state_and_subscriptions_survive_a_restart() {
     home.destroy(&key).await.unwrap();
 }
 
-#[tokio::test]
-async fn scheduled_destruction_follows_the_clock() {
-    let f = Fixture::new();
+async fn scheduled_destruction_follows_the_clock(f: Fixture) {
     let home = f.home();
     let key = home.create(Props::default(), None).await.unwrap();
     let (new, now) = home
@@ -172,22 +202,20 @@ async fn scheduled_destruction_follows_the_clock() {
     assert_eq!(now.unix_seconds() * 1000, T0);
     assert_eq!(new.unwrap().unix_seconds() * 1000, T0 + 10_000);
     f.clock.advance(Duration::from_secs(9));
-    assert!(home.read(&key, |_| ()).is_ok());
+    assert!(home.read(&key, |_| ()).await.is_ok());
     f.clock.advance(Duration::from_secs(1));
     // Expired: unknown at once, removed by the next sweep, and gone after a restart.
     assert!(matches!(
-        home.read(&key, |_| ()),
+        home.read(&key, |_| ()).await,
         Err(WsrfError::ResourceUnknown(_))
     ));
     assert_eq!(home.sweep().await, 1);
-    assert!(home.is_empty());
+    assert_eq!(home.count().await.unwrap(), 0);
     drop(home);
-    assert!(f.home().is_empty());
+    assert_eq!(f.home().count().await.unwrap(), 0);
 }
 
-#[tokio::test]
-async fn lifetime_requests_in_the_past_are_refused() {
-    let f = Fixture::new();
+async fn lifetime_requests_in_the_past_are_refused(f: Fixture) {
     let home = f.home();
     assert!(matches!(
         home.create(Props::default(), Some(T0 - 1)).await,
@@ -207,16 +235,14 @@ async fn lifetime_requests_in_the_past_are_refused() {
     assert_eq!(new, None);
 }
 
-#[tokio::test]
-async fn set_resource_properties_is_checked_and_atomic() {
-    let f = Fixture::new();
+async fn set_resource_properties_is_checked_and_atomic(f: Fixture) {
     let home = f.home();
     let key = home.create(Props::default(), None).await.unwrap();
     let count = |v: &str| Element::with_text(QName::new_static("urn:t", "Count"), v);
     home.set_properties(&key, &[SetComponent::Update(vec![count("7")])])
         .await
         .unwrap();
-    assert_eq!(home.read(&key, |p| p.count).unwrap(), 7);
+    assert_eq!(home.read(&key, |p| p.count).await.unwrap(), 7);
     let label = Element::with_text(QName::new_static("urn:t", "Label"), "x");
     assert!(matches!(
         home.set_properties(&key, &[SetComponent::Update(vec![label])])
@@ -247,12 +273,10 @@ async fn set_resource_properties_is_checked_and_atomic() {
         .await,
         Err(WsrfError::InvalidResourcePropertyQName(_))
     ));
-    assert_eq!(home.read(&key, |p| p.count).unwrap(), 7);
+    assert_eq!(home.read(&key, |p| p.count).await.unwrap(), 7);
 }
 
-#[tokio::test]
-async fn subscriptions_are_checked_and_expire() {
-    let f = Fixture::new();
+async fn subscriptions_are_checked_and_expire(f: Fixture) {
     let home = f.home();
     let key = home.create(Props::default(), None).await.unwrap();
     let sub = |t: &str, d: &str, i: Option<&str>| subscribe(t, d, i);
@@ -325,9 +349,7 @@ async fn subscriptions_are_checked_and_expire() {
     ));
 }
 
-#[tokio::test]
-async fn insert_appends_in_schema_order_and_delete_removes_every_value() {
-    let f = Fixture::new();
+async fn insert_appends_in_schema_order_and_delete_removes_every_value(f: Fixture) {
     let home = f.home();
     let key = home.create(Props::default(), None).await.unwrap();
     let tag = |v: &str| Element::with_text(QName::new_static("urn:t", "Tag"), v);
@@ -338,7 +360,7 @@ async fn insert_appends_in_schema_order_and_delete_removes_every_value() {
         .await
         .unwrap();
     assert_eq!(
-        home.read(&key, |p| p.tags.clone()).unwrap(),
+        home.read(&key, |p| p.tags.clone()).await.unwrap(),
         ["a", "b", "c"]
     );
     // Several components apply in order, all or none.
@@ -351,5 +373,33 @@ async fn insert_appends_in_schema_order_and_delete_removes_every_value() {
     )
     .await
     .unwrap();
-    assert_eq!(home.read(&key, |p| p.tags.clone()).unwrap(), ["z"]);
+    assert_eq!(home.read(&key, |p| p.tags.clone()).await.unwrap(), ["z"]);
 }
+
+/// Each test above, once per backend.
+macro_rules! on_each_backend {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Fixture::sqlite()).await;
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Fixture::postgres()).await;
+            })*
+        }
+    };
+}
+
+on_each_backend!(
+    resources_live_change_and_die,
+    state_and_subscriptions_survive_a_restart,
+    scheduled_destruction_follows_the_clock,
+    lifetime_requests_in_the_past_are_refused,
+    set_resource_properties_is_checked_and_atomic,
+    subscriptions_are_checked_and_expire,
+    insert_appends_in_schema_order_and_delete_removes_every_value,
+);

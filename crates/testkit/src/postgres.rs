@@ -1,0 +1,175 @@
+//! A PostgreSQL server for tests: `initdb` into a temporary directory and `postgres` on a
+//! free loopback port, as `nobody` when the tests run as root.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::{free_port, running_as_root};
+
+/// A running PostgreSQL server (trust authentication, superuser `osprey`).
+pub struct Postgres {
+    port: u16,
+    _dir: tempfile::TempDir,
+    guard: Mutex<Option<(Child, ChildStdin)>>,
+}
+
+/// The directory holding `initdb` and `postgres`: `$OSPREY_PG_BIN`, else `PATH`, else
+/// Debian's `/usr/lib/postgresql/<version>/bin` (newest first).
+fn bin_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("OSPREY_PG_BIN") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if dir.join("initdb").is_file() && dir.join("postgres").is_file() {
+                return Some(dir);
+            }
+        }
+    }
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|d| d.join("initdb").is_file())
+        .collect();
+    versions.sort();
+    versions.pop()
+}
+
+/// `sh` quoting.
+fn q(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+impl Postgres {
+    /// The server shared by every test of this process, started on first use.
+    ///
+    /// # Panics
+    /// When PostgreSQL is not installed or does not start (`scripts/test` installs it).
+    pub fn shared() -> &'static Postgres {
+        static PG: OnceLock<Postgres> = OnceLock::new();
+        PG.get_or_init(|| match Postgres::start() {
+            Ok(pg) => pg,
+            Err(e) => panic!("PostgreSQL for the tests: {e}"),
+        })
+    }
+
+    /// Starts a new server.
+    ///
+    /// # Errors
+    /// When the binaries are missing or the server does not accept connections in time.
+    pub fn start() -> Result<Postgres, String> {
+        let bin = bin_dir().ok_or(
+            "initdb and postgres were not found (install Debian's postgresql, or set \
+             OSPREY_PG_BIN)",
+        )?;
+        let dir = tempfile::Builder::new()
+            .prefix("osprey-pg-")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        let data = dir.path().join("data");
+        // PostgreSQL refuses to run as root: run it as nobody, in a directory it owns.
+        let as_user = if running_as_root() {
+            let status = Command::new("chown")
+                .args(["-R", "nobody:"])
+                .arg(dir.path())
+                .status()
+                .map_err(|e| format!("chown: {e}"))?;
+            if !status.success() {
+                return Err("chown of the data directory failed".into());
+            }
+            "setpriv --reuid=nobody --regid=nogroup --clear-groups "
+        } else {
+            ""
+        };
+        let initdb = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{as_user}{} -D {} -U osprey --auth=trust --no-sync -E UTF8 --locale=C",
+                q(&bin.join("initdb")),
+                q(&data)
+            ))
+            .output()
+            .map_err(|e| format!("initdb: {e}"))?;
+        if !initdb.status.success() {
+            return Err(format!(
+                "initdb failed: {}",
+                String::from_utf8_lossy(&initdb.stderr)
+            ));
+        }
+        let port = free_port();
+        // The guard: starts the server, waits for its stdin to close (the test process
+        // ended or dropped the fixture), then stops the server it started, by PID, and
+        // removes its files (a fixture held in a static is never dropped).
+        let script = format!(
+            "{as_user}{} -D {} -p {port} -h 127.0.0.1 -k {} >{} 2>&1 & pid=$!; \
+             read _ ; kill -INT $pid; wait $pid; rm -rf {}",
+            q(&bin.join("postgres")),
+            q(&data),
+            q(dir.path()),
+            q(&dir.path().join("server.log")),
+            q(dir.path()),
+        );
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("starting postgres: {e}"))?;
+        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+        let pg = Postgres {
+            port,
+            guard: Mutex::new(Some((child, stdin))),
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                let log =
+                    std::fs::read_to_string(pg._dir.path().join("server.log")).unwrap_or_default();
+                return Err(format!(
+                    "postgres did not accept connections in 30 s:\n{log}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(pg)
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A libpq connection string for database `postgres` as superuser `osprey`.
+    pub fn conninfo(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=osprey dbname=postgres",
+            self.port
+        )
+    }
+
+    /// Stops the server and waits for it to exit.
+    pub fn stop(&self) {
+        let taken = self
+            .guard
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some((mut child, mut stdin)) = taken {
+            let _ = stdin.write_all(b"\n");
+            drop(stdin);
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
