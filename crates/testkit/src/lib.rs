@@ -1,13 +1,15 @@
 //! Test fixtures: real servers started as child processes on loopback, for the tests
-//! that need what a user would run (PostgreSQL, and later NATS).
+//! that need what a user would run (PostgreSQL, NATS).
 //!
 //! Each server runs under a small `sh` guard that holds the server's PID and whose stdin
 //! is a pipe from the test process: when the test process ends, however it ends, the pipe
 //! closes and the guard stops the server it started. Nothing is left running and nothing
 //! else is touched.
 
+mod nats;
 mod postgres;
 
+pub use nats::NatsServer;
 pub use postgres::Postgres;
 
 use std::net::TcpListener;

@@ -1,0 +1,138 @@
+//! The bus over a NATS server: requests go to a subject, one member of its queue group
+//! answers. The client reconnects by itself when the server restarts; requests in flight
+//! meanwhile fail (time out) cleanly.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::{Client, ConnectOptions, RequestErrorKind};
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+use crate::{BoxFuture, Bus, BusError, Responder, Serving};
+
+/// A connection to a NATS server. Cheap to clone.
+#[derive(Clone)]
+pub struct NatsBus {
+    client: Client,
+    url: String,
+}
+
+impl NatsBus {
+    /// Connects to `url` (`nats://host:port`), retrying the first connection for up to
+    /// `wait`; later disconnections are retried for ever in the background.
+    ///
+    /// # Errors
+    /// [`BusError::Unavailable`] when no connection could be made in time.
+    pub async fn connect(url: &str, wait: Duration) -> Result<NatsBus, BusError> {
+        let options = ConnectOptions::new()
+            .name("osprey")
+            .retry_on_initial_connect()
+            .connection_timeout(Duration::from_secs(2));
+        let connecting = async {
+            let client = options
+                .connect(url)
+                .await
+                .map_err(|e| BusError::Unavailable(format!("{url}: {e}")))?;
+            // retry_on_initial_connect returns at once: wait until really connected.
+            client
+                .flush()
+                .await
+                .map_err(|e| BusError::Unavailable(format!("{url}: {e}")))?;
+            Ok(client)
+        };
+        let client = tokio::time::timeout(wait, connecting).await.map_err(|_| {
+            BusError::Unavailable(format!("{url}: not reachable within {wait:?}"))
+        })??;
+        Ok(NatsBus {
+            client,
+            url: url.to_owned(),
+        })
+    }
+
+    /// The underlying client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl Bus for NatsBus {
+    fn request(
+        &self,
+        subject: &str,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> BoxFuture<'static, Result<Bytes, BusError>> {
+        let client = self.client.clone();
+        let subject = subject.to_owned();
+        Box::pin(async move {
+            let asked = client.request(subject.clone(), payload);
+            match tokio::time::timeout(timeout, asked).await {
+                Err(_) => Err(BusError::Timeout { subject, timeout }),
+                Ok(Ok(m)) => Ok(m.payload),
+                Ok(Err(e)) => Err(match e.kind() {
+                    RequestErrorKind::NoResponders => BusError::NoResponders(subject),
+                    RequestErrorKind::TimedOut => BusError::Timeout { subject, timeout },
+                    _ => BusError::Unavailable(e.to_string()),
+                }),
+            }
+        })
+    }
+
+    fn serve(
+        &self,
+        subject: &str,
+        queue: &str,
+        responder: Responder,
+    ) -> BoxFuture<'static, Result<Serving, BusError>> {
+        let client = self.client.clone();
+        let (subject, queue) = (subject.to_owned(), queue.to_owned());
+        Box::pin(async move {
+            let mut sub = client
+                .queue_subscribe(subject.clone(), queue)
+                .await
+                .map_err(|e| BusError::Unavailable(e.to_string()))?;
+            // Make sure the server knows the subscription before we report readiness.
+            client
+                .flush()
+                .await
+                .map_err(|e| BusError::Unavailable(e.to_string()))?;
+            let inflight = Arc::new(tokio::sync::RwLock::new(()));
+            let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let loop_inflight = inflight.clone();
+            let loop_client = client.clone();
+            let task = tokio::spawn(async move {
+                loop {
+                    let msg = tokio::select! {
+                        m = sub.next() => m,
+                        _ = &mut stop_rx => None,
+                    };
+                    let Some(msg) = msg else { break };
+                    let Some(reply) = msg.reply else { continue };
+                    let guard = loop_inflight.clone().read_owned().await;
+                    let (client, responder) = (loop_client.clone(), responder.clone());
+                    tokio::spawn(async move {
+                        let out = responder(msg.payload).await;
+                        if let Err(e) = client.publish(reply, out).await {
+                            tracing::warn!(error = %e, "a handler reply could not be sent");
+                        }
+                        drop(guard);
+                    });
+                }
+                let _ = sub.unsubscribe().await;
+            });
+            Ok(Serving::new(move || {
+                Box::pin(async move {
+                    let _ = stop_tx.send(());
+                    let _ = task.await;
+                    let _drained = inflight.write().await;
+                    let _ = client.flush().await;
+                }) as BoxFuture<'static, ()>
+            }))
+        })
+    }
+
+    fn describe(&self) -> String {
+        self.url.clone()
+    }
+}
