@@ -9,8 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use osprey_bus::{Bus, LocalBus, NatsBus};
 use osprey_container::{
-    handlers, Config, Dispatcher, Pipeline, Service, ServiceRegistry, SyncMode,
+    handlers, remote, Config, Dispatcher, Handler, Pipeline, Placement, Service, ServiceRegistry,
+    SyncMode,
 };
 use osprey_counter::CounterState;
 use osprey_store::{SharedStore, Store};
@@ -157,31 +159,90 @@ pub fn service_by_name(name: &str, state: &mut State) -> anyhow::Result<Arc<dyn 
     }
 }
 
-/// The dispatcher for `config`: every service, chain and WSDL built now, and the state
-/// of stateful services loaded. Call it inside a tokio runtime so that their background
-/// work (scheduled destruction) starts.
+/// The handler a configuration names.
 ///
 /// # Errors
-/// When the configuration names an unknown service or handler, or state cannot load.
-pub fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
+/// When no built-in handler has that name.
+pub fn handler_by_name(name: &str) -> anyhow::Result<Arc<dyn Handler>> {
+    handlers::by_name(name).with_context(|| {
+        format!(
+            "unknown handler {name:?} (known: {})",
+            handlers::NAMES.join(", ")
+        )
+    })
+}
+
+/// The bus placed handlers are reached over: NATS when `[bus] nats` names a server,
+/// else an in-process bus.
+///
+/// # Errors
+/// When the NATS server cannot be reached within 10 s.
+pub async fn connect_bus(config: &Config) -> anyhow::Result<Arc<dyn Bus>> {
+    Ok(match &config.bus.nats {
+        Some(url) => Arc::new(
+            NatsBus::connect(url, Duration::from_secs(10))
+                .await
+                .with_context(|| format!("connecting to NATS at {url}"))?,
+        ),
+        None => Arc::new(LocalBus::new()),
+    })
+}
+
+/// The dispatcher for `config`: every service, chain and WSDL built now, the bus of
+/// placed handlers connected, and the state of stateful services loaded. Call it inside
+/// a tokio runtime that lives as long as the dispatcher (it drives the bus connection and
+/// background work such as scheduled destruction).
+///
+/// # Errors
+/// When the configuration names an unknown service or handler, state cannot load, or
+/// the bus cannot be reached.
+pub async fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
     let mut registry = ServiceRegistry::new();
     let mut state = State::new(config)?;
+    let placed = config.services.iter().any(|s| !s.remote.is_empty());
+    let bus = if placed {
+        Some(connect_bus(config).await?)
+    } else {
+        None
+    };
+    let timeout = config.bus_timeout()?;
+    let mut local_workers = Vec::new();
     for s in &config.services {
         let service = service_by_name(&s.name, &mut state)
             .with_context(|| format!("service at {}", s.path))?;
         let mut chain = Vec::new();
         for h in &s.handlers {
-            let handler = handlers::by_name(h).with_context(|| {
-                format!(
-                    "unknown handler {:?} for {} (known: {})",
-                    h,
-                    s.path,
-                    handlers::NAMES.join(", ")
-                )
-            })?;
-            chain.push(handler);
+            let handler = handler_by_name(h).with_context(|| format!("service at {}", s.path))?;
+            let placement = match &bus {
+                Some(bus) if s.remote.contains(h) => {
+                    let subject = remote::subject(&config.bus.prefix, h);
+                    if config.bus.nats.is_none()
+                        && !local_workers.iter().any(|(s, _)| *s == subject)
+                    {
+                        local_workers.push((subject.clone(), handler.clone()));
+                    }
+                    Some(Placement {
+                        bus: bus.clone(),
+                        subject,
+                        timeout,
+                    })
+                }
+                _ => None,
+            };
+            chain.push((handler, placement));
         }
-        registry.add(&s.path, service, Pipeline::new(chain));
+        registry.add(&s.path, service, Pipeline::placed(chain));
     }
-    Ok(Dispatcher::new(registry, config.limits.clone()))
+    let dispatcher = Dispatcher::new(registry, config.limits.clone());
+    // With the in-process bus, this container is its own worker.
+    if let Some(bus) = &bus {
+        for (subject, handler) in local_workers {
+            let serving =
+                remote::serve_handler(&**bus, &subject, handler, dispatcher.limits().clone())
+                    .await
+                    .with_context(|| format!("serving {subject} in process"))?;
+            dispatcher.hold(serving);
+        }
+    }
+    Ok(dispatcher)
 }

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -34,9 +35,30 @@ enum Command {
     Call(CallArgs),
     /// Print the WSDL of a built-in service (for wsdl-first clients and code generators).
     Wsdl(WsdlArgs),
+    /// Run handlers for containers whose chains place them on workers: serves each
+    /// handler's bus subject (its queue group) until SIGTERM, then drains.
+    HandlerWorker(HandlerWorkerArgs),
     /// Run a benchmark.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(Args)]
+struct HandlerWorkerArgs {
+    /// The NATS server (`nats://host:port`).
+    #[arg(long, value_name = "URL")]
+    nats: String,
+    /// Handlers to run (comma-separated or repeated), e.g. `body-digest`.
+    #[arg(
+        long = "handler",
+        value_name = "NAME",
+        value_delimiter = ',',
+        required = true
+    )]
+    handlers: Vec<String>,
+    /// Subject prefix: handler NAME is served on `<prefix>.NAME` (as `[bus] prefix`).
+    #[arg(long, default_value = "osprey.handler")]
+    prefix: String,
 }
 
 #[derive(Args)]
@@ -212,6 +234,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(a) => serve(a),
         Command::Call(a) => runtime()?.block_on(call(a)),
+        Command::HandlerWorker(a) => runtime()?.block_on(handler_worker(a)),
         Command::Wsdl(a) => {
             let service = osprey::service_by_name(&a.service, &mut osprey::State::ephemeral())?;
             print!(
@@ -269,7 +292,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
-        let dispatcher = osprey::build_dispatcher(&config)?;
+        let dispatcher = osprey::build_dispatcher(&config).await?;
         // Handlers first: a signal that arrives once we are listening is always graceful.
         let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
         let running = osprey_container::run(&config, dispatcher, signals).await?;
@@ -287,6 +310,36 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         tracing::info!("stopped");
         Ok(())
     })
+}
+
+async fn handler_worker(a: HandlerWorkerArgs) -> anyhow::Result<()> {
+    let handlers = a
+        .handlers
+        .iter()
+        .map(|n| osprey::handler_by_name(n).map(|h| (n, h)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
+    let bus = osprey_bus::NatsBus::connect(&a.nats, Duration::from_secs(10))
+        .await
+        .with_context(|| format!("connecting to NATS at {}", a.nats))?;
+    let limits = Arc::new(osprey_xml::Limits::default());
+    let mut serving = Vec::new();
+    for (name, handler) in handlers {
+        let subject = osprey_container::remote::subject(&a.prefix, name);
+        serving.push(
+            osprey_container::remote::serve_handler(&bus, &subject, handler, limits.clone())
+                .await
+                .with_context(|| format!("serving {subject}"))?,
+        );
+        tracing::info!("handler {name} ready on {subject} via {}", a.nats);
+    }
+    tracing::info!("handler-worker ready");
+    signals.await;
+    for s in serving {
+        s.drain().await;
+    }
+    tracing::info!("handler-worker drained and stopped");
+    Ok(())
 }
 
 async fn call(a: CallArgs) -> anyhow::Result<()> {

@@ -126,7 +126,7 @@ fn bad_notification_settings_are_a_clear_start_up_error() {
         .enable_all()
         .build()
         .unwrap()
-        .block_on(async { osprey::build_dispatcher(&config).err().unwrap() });
+        .block_on(async { osprey::build_dispatcher(&config).await.err().unwrap() });
     let text = format!("{err:#}");
     assert!(
         text.contains("[notifications]") && text.contains("attempt"),

@@ -11,5 +11,6 @@ mod call;
 mod counter;
 mod durability;
 mod echo;
+mod handlers;
 mod lifecycle;
 mod shared_state;

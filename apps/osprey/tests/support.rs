@@ -27,7 +27,7 @@ impl Server {
         let data = tempfile::tempdir().unwrap();
         config.data.dir = data.path().to_owned();
         let mut server =
-            Self::start_with(&config, osprey::build_dispatcher(&config).unwrap()).await;
+            Self::start_with(&config, osprey::build_dispatcher(&config).await.unwrap()).await;
         server.data = Some(data);
         server
     }

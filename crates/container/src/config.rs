@@ -19,10 +19,16 @@
 //! attempts = 5
 //! on_failure = "drop"      # or "unsubscribe"
 //!
+//! [bus]                    # where placed handlers run
+//! # nats = "nats://127.0.0.1:4222"   # absent: an in-process bus (workers in this process)
+//! timeout = "2s"           # time allowed for a worker's answer
+//! prefix = "osprey.handler"          # subject of handler NAME: <prefix>.NAME
+//!
 //! [[service]]
 //! name = "echo"            # which built-in service
 //! path = "/wstest"
-//! handlers = ["access-log"]
+//! handlers = ["access-log", "body-digest"]
+//! remote = ["body-digest"] # these run on workers (`osprey handler-worker`)
 //! ```
 
 use std::net::SocketAddr;
@@ -46,6 +52,9 @@ pub struct Config {
     /// Where stateful services keep their state.
     #[serde(default)]
     pub data: DataConfig,
+    /// Where placed handlers run.
+    #[serde(default)]
+    pub bus: BusConfig,
     /// Notification delivery settings, read by `osprey-wsrf` (`DeliveryConfig`), which
     /// checks their names and values.
     #[serde(default)]
@@ -133,6 +142,32 @@ pub struct ServiceConfig {
     /// Handlers of its chain, by name; each runs in the phase its type belongs to.
     #[serde(default)]
     pub handlers: Vec<String>,
+    /// Which of `handlers` run on workers reached over the bus, not in process.
+    #[serde(default)]
+    pub remote: Vec<String>,
+}
+
+/// `[bus]`: how placed handlers are reached.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BusConfig {
+    /// A NATS server (`nats://host:port`); `None`: the in-process bus, whose workers
+    /// this container runs itself.
+    pub nats: Option<String>,
+    /// Time allowed for a worker's answer (`"2s"`).
+    pub timeout: String,
+    /// Subject prefix: handler `NAME` is served on `<prefix>.NAME`.
+    pub prefix: String,
+}
+
+impl Default for BusConfig {
+    fn default() -> Self {
+        BusConfig {
+            nats: None,
+            timeout: "2s".into(),
+            prefix: "osprey.handler".into(),
+        }
+    }
 }
 
 fn default_services() -> Vec<ServiceConfig> {
@@ -141,11 +176,13 @@ fn default_services() -> Vec<ServiceConfig> {
             name: "echo".into(),
             path: "/wstest".into(),
             handlers: Vec::new(),
+            remote: Vec::new(),
         },
         ServiceConfig {
             name: "counter".into(),
             path: "/counter".into(),
             handlers: Vec::new(),
+            remote: Vec::new(),
         },
     ]
 }
@@ -155,6 +192,7 @@ impl Default for Config {
         Config {
             server: ServerConfig::default(),
             limits: Limits::default(),
+            bus: BusConfig::default(),
             data: DataConfig::default(),
             notifications: toml::Table::new(),
             services: default_services(),
@@ -243,8 +281,30 @@ impl Config {
                 )));
             }
             paths.push(&s.path);
+            if let Some(r) = s.remote.iter().find(|r| !s.handlers.contains(r)) {
+                return Err(ConfigError::Invalid(format!(
+                    "service {:?}: remote handler {r:?} is not in its handlers",
+                    s.path
+                )));
+            }
         }
+        self.bus_timeout()?;
         Ok(())
+    }
+
+    /// `bus.timeout` as a duration.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] when it is not a positive duration.
+    pub fn bus_timeout(&self) -> Result<Duration, ConfigError> {
+        parse_duration(&self.bus.timeout)
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "bus.timeout {:?} is not a duration like \"2s\"",
+                    self.bus.timeout
+                ))
+            })
     }
 
     /// `server.read_timeout` as a duration.

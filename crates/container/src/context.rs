@@ -38,9 +38,29 @@ pub struct MessageContext {
     pub remote: Option<SocketAddr>,
     /// Parse limits in force.
     pub limits: Arc<Limits>,
+    /// Values handlers leave for later handlers and the operation (the authenticated
+    /// user, a body digest), by name.
+    pub properties: Vec<(String, String)>,
 }
 
 impl MessageContext {
+    /// The property `name`, if a handler set it.
+    pub fn property(&self, name: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Sets property `name` (replacing its value, if any).
+    pub fn set_property(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.properties.iter_mut().find(|(n, _)| n == name) {
+            Some(p) => p.1 = value,
+            None => self.properties.push((name.to_owned(), value)),
+        }
+    }
+
     /// The SOAP version of the message.
     pub fn version(&self) -> SoapVersion {
         self.envelope.version

@@ -20,6 +20,8 @@ const FAULT_ACTION: &str = "http://www.w3.org/2005/08/addressing/soap/fault";
 pub struct Dispatcher {
     registry: ServiceRegistry,
     limits: Arc<Limits>,
+    /// What must live as long as the dispatcher (in-process handler workers).
+    held: std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>>,
 }
 
 impl Dispatcher {
@@ -28,7 +30,22 @@ impl Dispatcher {
         Dispatcher {
             registry,
             limits: Arc::new(limits),
+            held: std::sync::Mutex::default(),
         }
+    }
+
+    /// Keeps `thing` alive as long as the dispatcher (the in-process workers of placed
+    /// handlers, say).
+    pub fn hold(&self, thing: impl std::any::Any + Send) {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Box::new(thing));
+    }
+
+    /// The parse limits in force.
+    pub fn limits(&self) -> &Arc<Limits> {
+        &self.limits
     }
 
     /// The registry.
@@ -80,6 +97,7 @@ impl Dispatcher {
             output_action: String::new(),
             remote: msg.remote,
             limits: self.limits.clone(),
+            properties: Vec::new(),
         };
         let outcome = self.exchange(&mut ctx).await;
         let headers: Vec<&[u8]> = ctx.response_headers.iter().map(Vec::as_slice).collect();
@@ -139,7 +157,7 @@ impl Dispatcher {
             return Err(ContainerError::NotUnderstood(not_understood));
         }
 
-        let (ran, inbound) = entry.pipeline.inbound(ctx);
+        let (ran, inbound) = entry.pipeline.inbound(ctx).await;
         let mut outcome = match inbound {
             Ok(()) => match catch_unwind(AssertUnwindSafe(|| {
                 entry.service.invoke(route.operation, ctx)

@@ -50,6 +50,15 @@ pub enum ContainerError {
     /// A handler or service returned a fault of its own.
     #[error("{0}")]
     Fault(Box<Fault>),
+    /// A handler placed on workers could not be run (no worker, no answer in time, or
+    /// the bus is down).
+    #[error("handler {handler} did not run: {why}")]
+    HandlerUnavailable {
+        /// The handler's name.
+        handler: String,
+        /// What the bus reported.
+        why: String,
+    },
 }
 
 fn binding_message(e: &BindingError) -> String {
@@ -103,6 +112,9 @@ impl From<&ContainerError> for Fault {
                 f
             }
             ContainerError::Panicked(_) => osprey(FaultCode::Receiver, "InternalError"),
+            ContainerError::HandlerUnavailable { .. } => {
+                osprey(FaultCode::Receiver, "HandlerUnavailable")
+            }
             ContainerError::Fault(f) => (**f).clone(),
         }
     }

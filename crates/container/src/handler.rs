@@ -29,6 +29,12 @@ pub trait Handler: Send + Sync + 'static {
     /// The phase the handler belongs to.
     fn phase(&self) -> Phase;
 
+    /// Whether running it twice on one message does no harm (a placed handler that
+    /// timed out is then tried once more, on another worker).
+    fn idempotent(&self) -> bool {
+        false
+    }
+
     /// Header blocks this handler processes (for `mustUnderstand`).
     fn understands(&self) -> &[QName] {
         &[]

@@ -19,11 +19,13 @@ mod handler;
 pub mod handlers;
 mod pipeline;
 mod registry;
+pub mod remote;
 mod server;
 mod service;
 
 pub use config::{
-    parse_duration, Config, ConfigError, DataConfig, ServerConfig, ServiceConfig, SyncMode,
+    parse_duration, BusConfig, Config, ConfigError, DataConfig, ServerConfig, ServiceConfig,
+    SyncMode,
 };
 pub use context::MessageContext;
 pub use dispatcher::Dispatcher;
@@ -31,6 +33,7 @@ pub use error::ContainerError;
 pub use handler::{Handler, Phase};
 pub use pipeline::{Outcome, Pipeline};
 pub use registry::{Route, ServiceRegistry};
+pub use remote::Placement;
 pub use server::{run, shutdown_signal, Running};
 pub use service::{OperationFuture, Service, TypedService, TypedServiceBuilder};
 

@@ -1,0 +1,180 @@
+//! Handler chains placed by configuration: in process, on the in-process bus, and on
+//! `osprey handler-worker` processes over a real nats-server (osprey-testkit).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use osprey_testkit::NatsServer;
+use sha2::{Digest, Sha256};
+
+use crate::support::{post, Response, Server};
+
+const STRUCT: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><echoVoid xmlns="urn:wstest"/></soapenv:Body></soapenv:Envelope>"#;
+
+/// The digest the body-digest handler must report: SHA-256 of the payload element.
+fn expected_digest() -> String {
+    let d = Sha256::digest(br#"<echoVoid xmlns="urn:wstest"/>"#);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn config(remote: bool, nats: Option<&str>) -> String {
+    let mut c = String::new();
+    if let Some(url) = nats {
+        c.push_str(&format!("[bus]\nnats = \"{url}\"\ntimeout = \"1s\"\n"));
+    }
+    c.push_str("[[service]]\nname = \"echo\"\npath = \"/wstest\"\n");
+    c.push_str("handlers = [\"body-digest\"]\n");
+    if remote {
+        c.push_str("remote = [\"body-digest\"]\n");
+    }
+    c
+}
+
+async fn echo_void(server: &Server) -> Response {
+    post(
+        server.addr,
+        "/wstest",
+        "urn:wstest/echoVoid",
+        STRUCT.as_bytes(),
+    )
+    .await
+}
+
+fn assert_digested(r: &Response) {
+    let text = r.text();
+    assert_eq!(r.status, 200, "{text}");
+    assert!(text.contains("echoVoidResponse"), "{text}");
+    assert!(
+        text.contains(&format!(r#"algorithm="sha256">{}<"#, expected_digest())),
+        "no BodyDigest header with the payload's digest: {text}"
+    );
+}
+
+/// A worker process; SIGKILLed when dropped.
+struct Worker(Child);
+
+impl Worker {
+    fn start(nats: &str, handler: &str) -> Worker {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
+            .args(["handler-worker", "--nats", nats, "--handler", handler])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let ready = lines
+            .by_ref()
+            .take(20)
+            .map_while(Result::ok)
+            .any(|l| l.contains("handler-worker ready"));
+        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        assert!(ready, "the worker did not report readiness");
+        Worker(child)
+    }
+
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+
+    /// SIGTERM: the worker drains and exits by itself.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.0.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let status = self.0.wait().unwrap();
+        std::mem::forget(self);
+        status
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placement_is_configuration_the_answer_is_the_same() {
+    for (remote, what) in [(false, "in process"), (true, "on the in-process bus")] {
+        let server = Server::start(&config(remote, None)).await;
+        let r = echo_void(&server).await;
+        assert_eq!(r.status, 200, "body-digest {what}: {}", r.text());
+        assert_digested(&r);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_on_worker_processes_over_nats() {
+    let nats = NatsServer::start().unwrap();
+    let server = Server::start(&config(true, Some(&nats.url()))).await;
+
+    // No worker yet: a Receiver fault that names the handler, and the server serves on.
+    let r = echo_void(&server).await;
+    let text = r.text();
+    assert_eq!(r.status, 500, "{text}");
+    assert!(text.contains("HandlerUnavailable"), "{text}");
+    assert!(text.contains("body-digest"), "{text}");
+
+    let w1 = Worker::start(&nats.url(), "body-digest");
+    assert_digested(&echo_void(&server).await);
+
+    // A second worker joins; one is killed under a 16-connection load: every request
+    // gets its answer (the handler is idempotent, so a lost one is retried on the other
+    // worker) or a clear fault, and none hangs.
+    let mut w2 = Worker::start(&nats.url(), "body-digest");
+    let server = Arc::new(server);
+    let mut load = Vec::new();
+    for _ in 0..16 {
+        let server = server.clone();
+        load.push(tokio::spawn(async move {
+            let (mut ok, mut faults) = (0, 0);
+            for _ in 0..60 {
+                let r = tokio::time::timeout(Duration::from_secs(10), echo_void(&server))
+                    .await
+                    .expect("a request hung");
+                if r.status == 200 {
+                    assert_digested(&r);
+                    ok += 1;
+                } else {
+                    assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
+                    faults += 1;
+                }
+            }
+            (ok, faults)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    w2.kill();
+    let (mut ok, mut faults) = (0, 0);
+    for t in load {
+        let (o, f) = t.await.unwrap();
+        ok += o;
+        faults += f;
+    }
+    assert_eq!(ok + faults, 16 * 60);
+    assert!(ok > 16 * 60 / 2, "{ok} answered, {faults} faulted");
+
+    // NATS restarts: requests meanwhile fault cleanly; then the container and the worker
+    // reconnect by themselves and serve again.
+    nats.stop();
+    let r = tokio::time::timeout(Duration::from_secs(10), echo_void(&server))
+        .await
+        .expect("a request hung while NATS was down");
+    assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
+    nats.restart().unwrap();
+    let mut served = false;
+    for _ in 0..100 {
+        if echo_void(&server).await.status == 200 {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "no answer after NATS came back");
+    assert_digested(&echo_void(&server).await);
+
+    // SIGTERM: the worker drains and exits cleanly.
+    assert!(w1.terminate().success());
+}
