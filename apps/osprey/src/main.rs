@@ -131,6 +131,10 @@ enum BenchCommand {
     /// The lifecycle (lazy-initialisation) experiment of Taiani et al. (HPDC 2005):
     /// fresh containers and client processes, cases 1-4, Tables 1-2 and Figures 2-4.
     Lifecycle(LifecycleArgs),
+    /// The distributed-handler experiment of Yildiz and Fox: N identical handlers in
+    /// process against each a NATS round trip to a worker process; overhead per handler
+    /// (their formula 1, Tables 1-3, Figures 4-6), the raw NATS floor, pipelining.
+    Handlers(HandlersArgs),
     /// One client process of the lifecycle experiment (started by `bench lifecycle`);
     /// prints its measurements as JSON.
     #[command(hide = true)]
@@ -153,6 +157,31 @@ struct LifecycleArgs {
     adds: usize,
     /// Where to write STEM.csv, STEM.json, STEM.md (the tables), STEM.svg and STEM.png (the chart).
     #[arg(long, default_value = "lifecycle")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct HandlersArgs {
+    /// A NATS server; without it, `nats-server` is started on a free loopback port.
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// Handler counts, one step each.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,20,30,40,50")]
+    counts: Vec<usize>,
+    /// Requests per step, for each set-up.
+    #[arg(long, default_value_t = 100)]
+    requests: usize,
+    /// `osprey handler-worker` processes serving the handler.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Placed handlers in the pipelined-throughput comparison (0: skip it).
+    #[arg(long, default_value_t = 10)]
+    pipelined: usize,
+    /// Measured time of each throughput run (one request at a time, then 16).
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    throughput_duration: Duration,
+    /// Where to write STEM.csv, STEM.json, STEM.md, STEM.svg and STEM.png.
+    #[arg(long, default_value = "handlers")]
     out: PathBuf,
 }
 
@@ -227,7 +256,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("OSPREY_LOG")
-                .unwrap_or_else(|_| "info".into()),
+                .unwrap_or_else(|_| "info,async_nats=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -245,6 +274,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench(BenchCommand::Wstest(a)) => runtime()?.block_on(bench_wstest(a)),
         Command::Bench(BenchCommand::Lifecycle(a)) => bench_lifecycle(a),
+        Command::Bench(BenchCommand::Handlers(a)) => bench_handlers(a),
         Command::Bench(BenchCommand::LifecycleClient(a)) => {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -442,6 +472,28 @@ fn bench_lifecycle(a: LifecycleArgs) -> anyhow::Result<()> {
     };
     let report = osprey_bench::lifecycle::run(&cfg).map_err(anyhow::Error::msg)?;
     print!("{}", report.tables());
+    for p in report.write(&a.out).map_err(anyhow::Error::msg)? {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+fn bench_handlers(a: HandlersArgs) -> anyhow::Result<()> {
+    if a.requests == 0 || a.counts.is_empty() || a.counts.contains(&0) {
+        bail!("--requests and every --counts value must be at least 1");
+    }
+    let cfg = osprey_bench::HandlersConfig {
+        binary: std::env::current_exe().context("locating the osprey binary")?,
+        nats: a.nats,
+        counts: a.counts,
+        requests: a.requests,
+        workers: a.workers.max(1),
+        pipelined_handlers: a.pipelined,
+        throughput_duration: a.throughput_duration,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let report = osprey_bench::handlers::run(&cfg).map_err(anyhow::Error::msg)?;
+    print!("{}", report.table());
     for p in report.write(&a.out).map_err(anyhow::Error::msg)? {
         eprintln!("wrote {}", p.display());
     }

@@ -104,6 +104,47 @@ async fn sigkill_during_adds(sync: &str) {
     child.wait().unwrap();
 }
 
+/// `osprey bench handlers` end to end, small: a nats-server it starts itself, real
+/// container and worker processes, the table, CSV, JSON and chart written.
+#[cfg(unix)]
+#[test]
+fn bench_handlers_runs_the_papers_experiment() {
+    let out = tempfile::tempdir().unwrap();
+    let stem = out.path().join("h");
+    let run = Command::new(env!("CARGO_BIN_EXE_osprey"))
+        .args(["bench", "handlers", "--counts", "1,3", "--requests", "5"])
+        .args([
+            "--pipelined",
+            "2",
+            "--throughput-duration",
+            "300ms",
+            "--out",
+        ])
+        .arg(&stem)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("| Handlers | 1 | 3 |"), "{stdout}");
+    assert!(
+        stdout.contains("Overhead per handler, ms (formula 1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Raw NATS request/reply, 4 KB"), "{stdout}");
+    assert!(stdout.contains("Pipelined, 2 placed handlers"), "{stdout}");
+    let csv = std::fs::read_to_string(stem.with_extension("csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(stem.with_extension("json")).unwrap()).unwrap();
+    assert_eq!(json["steps"][1]["handlers"], 3);
+    assert_eq!(json["steps"][1]["distributed"]["n"], 5);
+    assert!(stem.with_extension("svg").exists());
+}
+
 /// `osprey bench lifecycle` end to end, small: real container and client processes,
 /// the tables, CSV, JSON and chart written.
 #[cfg(unix)]

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use plotters::prelude::*;
 
+use crate::handlers::HandlersReport;
 use crate::lifecycle::{LifecycleReport, Step};
 
 const FONTS: [&str; 6] = [
@@ -46,6 +47,17 @@ fn font() -> Result<(), String> {
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
 
+/// A tick label: three significant digits at most, no trailing zeros.
+fn short(y: f64) -> String {
+    let digits = (2 - y.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{y:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
 fn panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -62,7 +74,8 @@ fn panel<DB: DrawingBackend>(
         .iter()
         .flat_map(|(_, p)| p.iter().map(|&(x, _)| x))
         .fold(1.0, f64::max);
-    let (lo, hi) = ((lo * 0.5).max(1e-4), hi * 2.0);
+    // At least a decade and a half, so that the log axis has labelled ticks.
+    let (lo, hi) = ((lo * 0.5).min(hi / 30.0).max(1e-4), hi * 2.0);
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 16))
         .margin(8)
@@ -74,9 +87,9 @@ fn panel<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc("latency (ms, log scale)")
-        .x_labels(x_max as usize)
+        .x_labels((x_max as usize).min(12))
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y}"))
+        .y_label_formatter(&|y| short(*y))
         .draw()
         .map_err(|e| err(&e))?;
     for (i, (name, points)) in series.iter().enumerate() {
@@ -175,4 +188,56 @@ fn draw<DB: DrawingBackend>(
         panel(area, title, x_label, series)?;
     }
     root.present().map_err(|e| e.to_string())
+}
+
+/// The handler experiment's figures: request round trip against the number of handlers,
+/// in process and distributed (the paper's Figures 4-6), and the overhead per handler
+/// against the raw NATS round trip. SVG, or PNG when `path` ends in `.png`.
+///
+/// # Errors
+/// No font, or the file cannot be written.
+pub fn handlers_chart(report: &HandlersReport, path: &Path) -> Result<(), String> {
+    font()?;
+    #[allow(clippy::cast_precision_loss)]
+    let xs: Vec<f64> = report.steps.iter().map(|s| s.handlers as f64).collect();
+    let line = |f: &dyn Fn(&crate::handlers::Step) -> f64| -> Vec<(f64, f64)> {
+        xs.iter().copied().zip(report.steps.iter().map(f)).collect()
+    };
+    let times: Series = vec![
+        ("local chain".into(), line(&|s| s.local.mean)),
+        (
+            "distributed, sequential".into(),
+            line(&|s| s.distributed.mean),
+        ),
+    ];
+    let rtt = report.nats_round_trip.mean;
+    let overheads: Series = vec![
+        (
+            "overhead per handler (means)".into(),
+            line(&|s| s.overhead_ms.max(1e-4)),
+        ),
+        (
+            "overhead per handler (medians)".into(),
+            line(&|s| s.overhead_p50_ms.max(1e-4)),
+        ),
+        ("raw NATS round trip, 4 KB".into(), line(&|_| rtt)),
+    ];
+    let figures = [
+        (
+            "Request round trip: local chain vs distributed",
+            "handlers in the chain",
+            &times,
+        ),
+        (
+            "Overhead per distributed handler",
+            "handlers in the chain",
+            &overheads,
+        ),
+    ];
+    let size = (1120, 440);
+    if path.extension().is_some_and(|e| e == "png") {
+        draw(BitMapBackend::new(path, size).into_drawing_area(), &figures)
+    } else {
+        draw(SVGBackend::new(path, size).into_drawing_area(), &figures)
+    }
 }

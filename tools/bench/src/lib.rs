@@ -5,8 +5,10 @@
 //! that a server answering faults or wrong data cannot look fast.
 
 pub mod chart;
+pub mod handlers;
 pub mod lifecycle;
 pub mod wstest;
 
+pub use handlers::{HandlersConfig, HandlersReport};
 pub use lifecycle::{LifecycleConfig, LifecycleReport};
 pub use wstest::{run_wstest, Operation, WsTestConfig, WsTestReport};

@@ -203,7 +203,7 @@ pub struct Stat {
 }
 
 impl Stat {
-    fn of(v: &[f64]) -> Option<Stat> {
+    pub(crate) fn of(v: &[f64]) -> Option<Stat> {
         if v.is_empty() {
             return None;
         }
