@@ -159,17 +159,14 @@ pub fn service_by_name(name: &str, state: &mut State) -> anyhow::Result<Arc<dyn 
     }
 }
 
-/// The handler a configuration names.
+/// The handler `name`, built from its `[handler.NAME]` settings in `config`.
 ///
 /// # Errors
-/// When no built-in handler has that name.
-pub fn handler_by_name(name: &str) -> anyhow::Result<Arc<dyn Handler>> {
-    handlers::by_name(name).with_context(|| {
-        format!(
-            "unknown handler {name:?} (known: {})",
-            handlers::NAMES.join(", ")
-        )
-    })
+/// An unknown name, or settings it refuses.
+pub fn handler_by_name(config: &Config, name: &str) -> anyhow::Result<Arc<dyn Handler>> {
+    let empty = toml::Table::new();
+    let settings = config.handler_settings.get(name).unwrap_or(&empty);
+    handlers::build(name, settings).map_err(anyhow::Error::msg)
 }
 
 /// The bus placed handlers are reached over: NATS when `[bus] nats` names a server,
@@ -212,7 +209,8 @@ pub async fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
             .with_context(|| format!("service at {}", s.path))?;
         let mut chain = Vec::new();
         for h in &s.handlers {
-            let handler = handler_by_name(h).with_context(|| format!("service at {}", s.path))?;
+            let handler =
+                handler_by_name(config, h).with_context(|| format!("service at {}", s.path))?;
             let placement = match &bus {
                 Some(bus) if s.remote.contains(h) => {
                     let subject = remote::subject(&config.bus.prefix, h);

@@ -59,6 +59,10 @@ struct HandlerWorkerArgs {
     /// Subject prefix: handler NAME is served on `<prefix>.NAME` (as `[bus] prefix`).
     #[arg(long, default_value = "osprey.handler")]
     prefix: String,
+    /// A configuration whose `[handler.NAME]` tables set up the handlers (the
+    /// container's own file will do).
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -343,10 +347,14 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
 }
 
 async fn handler_worker(a: HandlerWorkerArgs) -> anyhow::Result<()> {
+    let config = match &a.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
     let handlers = a
         .handlers
         .iter()
-        .map(|n| osprey::handler_by_name(n).map(|h| (n, h)))
+        .map(|n| osprey::handler_by_name(&config, n).map(|h| (n, h)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
     let bus = osprey_bus::NatsBus::connect(&a.nats, Duration::from_secs(10))

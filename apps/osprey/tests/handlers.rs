@@ -178,3 +178,29 @@ async fn handlers_on_worker_processes_over_nats() {
     // SIGTERM: the worker drains and exits cleanly.
     assert!(w1.terminate().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_faults_the_excess_and_settings_are_checked() {
+    let server = Server::start(
+        "[[service]]\nname = \"echo\"\npath = \"/wstest\"\nhandlers = [\"rate-limit\"]\n\
+         [handler.rate-limit]\nper_second = 0.01\nburst = 2\n",
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(echo_void(&server).await.status, 200);
+    }
+    let r = echo_void(&server).await;
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(r.text().contains("RateLimited"), "{}", r.text());
+
+    // A handler's settings are checked at start-up, with the reason.
+    let config = osprey_container::Config::parse(
+        "[[service]]\nname = \"echo\"\npath = \"/wstest\"\nhandlers = [\"wsse-username\"]\n",
+    )
+    .unwrap();
+    let e = osprey::build_dispatcher(&config).await.err().unwrap();
+    assert!(
+        format!("{e:#}").contains("[handler.wsse-username]"),
+        "{e:#}"
+    );
+}

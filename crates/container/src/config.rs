@@ -55,6 +55,9 @@ pub struct Config {
     /// Where placed handlers run.
     #[serde(default)]
     pub bus: BusConfig,
+    /// Handler settings, `[handler.NAME]` (read by the handler named).
+    #[serde(default, rename = "handler")]
+    pub handler_settings: std::collections::BTreeMap<String, toml::Table>,
     /// Notification delivery settings, read by `osprey-wsrf` (`DeliveryConfig`), which
     /// checks their names and values.
     #[serde(default)]
@@ -192,6 +195,7 @@ impl Default for Config {
         Config {
             server: ServerConfig::default(),
             limits: Limits::default(),
+            handler_settings: std::collections::BTreeMap::new(),
             bus: BusConfig::default(),
             data: DataConfig::default(),
             notifications: toml::Table::new(),

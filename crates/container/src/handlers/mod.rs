@@ -1,24 +1,61 @@
-//! The handlers a configuration can name. WS-Addressing is not among them: the
-//! dispatcher reads it for every message, since routing depends on it.
+//! The handlers a configuration can name, each built from its `[handler.NAME]` settings.
+//! WS-Addressing is not among them: the dispatcher reads it for every message, since
+//! routing depends on it.
 
 mod access_log;
+mod audit;
 mod body_digest;
+mod rate_limit;
+mod wsse;
 
 use std::sync::Arc;
 
 pub use access_log::AccessLog;
+pub use audit::{AuditLog, AuditSettings};
 pub use body_digest::{BodyDigest, BODY_SHA256, HANDLERS_NS};
+pub use rate_limit::{RateLimit, RateSettings};
+pub use wsse::{UsernameToken, WsseSettings, WSSE_NS, WSSE_USER, WSU_NS};
 
 use crate::Handler;
 
 /// Names a configuration may use, and what they build.
-pub const NAMES: [&str; 2] = ["access-log", "body-digest"];
+pub const NAMES: [&str; 5] = [
+    "access-log",
+    "audit-log",
+    "body-digest",
+    "rate-limit",
+    "wsse-username",
+];
 
-/// The handler a configuration names, or `None` for an unknown name.
-pub fn by_name(name: &str) -> Option<Arc<dyn Handler>> {
-    match name {
-        "access-log" => Some(Arc::new(AccessLog)),
-        "body-digest" => Some(Arc::new(BodyDigest)),
-        _ => None,
+/// The handler `name`, built from its settings (`[handler.NAME]`, an empty table when
+/// the configuration has none).
+///
+/// # Errors
+/// An unknown name, or settings the handler refuses (with the reason).
+pub fn build(name: &str, settings: &toml::Table) -> Result<Arc<dyn Handler>, String> {
+    fn parse<T: serde::de::DeserializeOwned>(name: &str, t: &toml::Table) -> Result<T, String> {
+        toml::Value::Table(t.clone())
+            .try_into()
+            .map_err(|e| format!("[handler.{name}]: {e}"))
     }
+    let handler: Arc<dyn Handler> = match name {
+        "access-log" => Arc::new(AccessLog),
+        "body-digest" => Arc::new(BodyDigest),
+        "audit-log" => Arc::new(AuditLog::new(&parse(name, settings)?)?),
+        "rate-limit" => Arc::new(RateLimit::new(parse(name, settings)?)?),
+        "wsse-username" => Arc::new(UsernameToken::new(parse(name, settings)?)?),
+        _ => {
+            return Err(format!(
+                "unknown handler {name:?} (known: {})",
+                NAMES.join(", ")
+            ))
+        }
+    };
+    Ok(handler)
+}
+
+/// The handler a configuration names, with default settings; `None` for an unknown name
+/// or one that needs settings.
+pub fn by_name(name: &str) -> Option<Arc<dyn Handler>> {
+    build(name, &toml::Table::new()).ok()
 }
