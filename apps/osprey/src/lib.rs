@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use osprey_bus::{Bus, LocalBus, NatsBus};
 use osprey_container::{
     handlers, remote, Config, Dispatcher, Handler, Pipeline, Placement, Service, ServiceRegistry,
-    SyncMode,
+    Stage, SyncMode,
 };
 use osprey_counter::CounterState;
 use osprey_store::{SharedStore, Store};
@@ -227,9 +227,13 @@ pub async fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
                 }
                 _ => None,
             };
-            chain.push((handler, placement));
+            chain.push(Stage {
+                handler,
+                placement,
+                parallel: s.parallel.contains(h),
+            });
         }
-        registry.add(&s.path, service, Pipeline::placed(chain));
+        registry.add(&s.path, service, Pipeline::placed(chain, config.bus.mode));
     }
     let dispatcher = Dispatcher::new(registry, config.limits.clone());
     // With the in-process bus, this container is its own worker.

@@ -58,8 +58,13 @@ struct Worker(Child);
 
 impl Worker {
     fn start(nats: &str, handler: &str) -> Worker {
+        Self::start_with(nats, handler, &[])
+    }
+
+    fn start_with(nats: &str, handler: &str, args: &[&str]) -> Worker {
         let mut child = Command::new(env!("CARGO_BIN_EXE_osprey"))
             .args(["handler-worker", "--nats", nats, "--handler", handler])
+            .args(args)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -203,4 +208,55 @@ async fn rate_limit_faults_the_excess_and_settings_are_checked() {
         format!("{e:#}").contains("[handler.wsse-username]"),
         "{e:#}"
     );
+}
+
+/// Chained (each worker forwards to the next stage) and parallel (independent handlers
+/// asked at once) modes over NATS give the same answers as sequential.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chained_and_parallel_modes_over_nats() {
+    let nats = NatsServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let settings = "[handler.rate-limit]\nper_second = 0.01\nburst = 7\n";
+    let file = dir.path().join("worker.toml");
+    std::fs::write(&file, settings).unwrap();
+    let _w = Worker::start_with(
+        &nats.url(),
+        "body-digest,rate-limit",
+        &["--config", file.to_str().unwrap()],
+    );
+    let chained = Server::start(&format!(
+        "[bus]\nnats = \"{}\"\nmode = \"chained\"\n\
+         [[service]]\nname = \"echo\"\npath = \"/wstest\"\n\
+         handlers = [\"body-digest\", \"body-digest\", \"body-digest\"]\n\
+         remote = [\"body-digest\"]\n",
+        nats.url()
+    ))
+    .await;
+    for _ in 0..5 {
+        let r = echo_void(&chained).await;
+        assert_digested(&r);
+        assert_eq!(
+            r.text().matches("BodyDigest").count(),
+            2,
+            "one header (open and close tag)"
+        );
+    }
+    // Two independent handlers of one phase, asked at once: both take effect (every
+    // answer carries the digest, and the rate limit, which only this service's requests
+    // reach, faults the eighth request).
+    let parallel = Server::start(&format!(
+        "[bus]\nnats = \"{}\"\n\
+         [[service]]\nname = \"echo\"\npath = \"/wstest\"\n\
+         handlers = [\"body-digest\", \"rate-limit\"]\n\
+         remote = [\"body-digest\", \"rate-limit\"]\n\
+         parallel = [\"body-digest\", \"rate-limit\"]\n{settings}",
+        nats.url()
+    ))
+    .await;
+    for _ in 0..7 {
+        assert_digested(&echo_void(&parallel).await);
+    }
+    let r = echo_void(&parallel).await;
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(r.text().contains("RateLimited"), "{}", r.text());
 }

@@ -25,8 +25,29 @@ pub use nats::NatsBus;
 /// A boxed future, as the bus's object-safe methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What a worker does with each request on its subject: returns the reply payload.
-pub type Responder = Arc<dyn Fn(Bytes) -> BoxFuture<'static, Bytes> + Send + Sync>;
+/// What a worker does with each request on its subject.
+pub type Responder = Arc<dyn Fn(Bytes) -> BoxFuture<'static, Answer> + Send + Sync>;
+
+/// A worker's answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Reply to the requester.
+    Reply(Bytes),
+    /// Pass the work on to a worker of `subject`, which answers the original requester
+    /// (one hop per stage of a chain, instead of a return to the requester after each).
+    Forward {
+        /// The next stage's subject.
+        subject: String,
+        /// What it is sent.
+        payload: Bytes,
+    },
+}
+
+impl From<Bytes> for Answer {
+    fn from(b: Bytes) -> Self {
+        Answer::Reply(b)
+    }
+}
 
 /// A bus failure.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -50,7 +71,8 @@ pub enum BusError {
 
 /// Request/reply on subjects; cheap to clone behind an `Arc`.
 pub trait Bus: Send + Sync + 'static {
-    /// Sends `payload` to one worker of `subject` and waits up to `timeout` for its reply.
+    /// Sends `payload` to one worker of `subject` and waits up to `timeout` for the reply
+    /// (from that worker, or from the last stage it forwarded to).
     fn request(
         &self,
         subject: &str,

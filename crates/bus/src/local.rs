@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::{BoxFuture, Bus, BusError, Responder, Serving};
+use crate::{Answer, BoxFuture, Bus, BusError, Responder, Serving};
 
 struct Worker {
     id: u64,
@@ -34,15 +34,15 @@ impl LocalBus {
     pub fn new() -> Self {
         Self::default()
     }
-}
 
-impl Bus for LocalBus {
-    fn request(
+    /// One worker of `subject` answers `payload` (a reply, or a forward).
+    fn ask(
         &self,
         subject: &str,
         payload: Bytes,
+        left: Duration,
         timeout: Duration,
-    ) -> BoxFuture<'static, Result<Bytes, BusError>> {
+    ) -> BoxFuture<'static, Result<Answer, BusError>> {
         let picked = {
             let subjects = self
                 .inner
@@ -64,9 +64,39 @@ impl Bus for LocalBus {
                 // The worker is draining: it takes no new requests.
                 return Err(BusError::NoResponders(subject));
             };
-            tokio::time::timeout(timeout, responder(payload))
+            tokio::time::timeout(left, responder(payload))
                 .await
                 .map_err(|_| BusError::Timeout { subject, timeout })
+        })
+    }
+}
+
+impl Bus for LocalBus {
+    fn request(
+        &self,
+        subject: &str,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> BoxFuture<'static, Result<Bytes, BusError>> {
+        let bus = self.clone();
+        let subject = subject.to_owned();
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            let (mut subject, mut payload) = (subject, payload);
+            // Bounded: a chain has at most this many stages.
+            for _ in 0..1024 {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                match bus.ask(&subject, payload, left, timeout).await? {
+                    Answer::Reply(b) => return Ok(b),
+                    Answer::Forward {
+                        subject: next,
+                        payload: p,
+                    } => (subject, payload) = (next, p),
+                }
+            }
+            Err(BusError::Unavailable(
+                "a chain of over 1024 forwards".into(),
+            ))
         })
     }
 

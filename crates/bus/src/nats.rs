@@ -9,7 +9,7 @@ use async_nats::{Client, ConnectOptions, RequestErrorKind};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use crate::{BoxFuture, Bus, BusError, Responder, Serving};
+use crate::{Answer, BoxFuture, Bus, BusError, Responder, Serving};
 
 /// A connection to a NATS server. Cheap to clone.
 #[derive(Clone)]
@@ -112,9 +112,15 @@ impl Bus for NatsBus {
                     let guard = loop_inflight.clone().read_owned().await;
                     let (client, responder) = (loop_client.clone(), responder.clone());
                     tokio::spawn(async move {
-                        let out = responder(msg.payload).await;
-                        if let Err(e) = client.publish(reply, out).await {
-                            tracing::warn!(error = %e, "a handler reply could not be sent");
+                        let sent = match responder(msg.payload).await {
+                            Answer::Reply(out) => client.publish(reply, out).await,
+                            // The next stage answers the original requester.
+                            Answer::Forward { subject, payload } => {
+                                client.publish_with_reply(subject, reply, payload).await
+                            }
+                        };
+                        if let Err(e) = sent {
+                            tracing::warn!(error = %e, "a handler answer could not be sent");
                         }
                         drop(guard);
                     });

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use osprey_bus::{Bus, BusError, LocalBus, NatsBus, Responder};
+use osprey_bus::{Answer, Bus, BusError, LocalBus, NatsBus, Responder};
 use osprey_testkit::NatsServer;
 
 const T: Duration = Duration::from_secs(2);
@@ -23,7 +23,7 @@ fn echo(tag: &'static str, delay: Duration, calls: Arc<AtomicUsize>) -> Responde
             let mut out = tag.as_bytes().to_vec();
             out.push(b':');
             out.extend_from_slice(&p);
-            Bytes::from(out)
+            Answer::Reply(Bytes::from(out))
         })
     })
 }
@@ -90,11 +90,40 @@ async fn slow_worker_times_out_and_drain_waits_for_work_in_flight(bus: Arc<dyn B
     assert_eq!(&pending.await.unwrap().unwrap()[..], b"s:z");
 }
 
+/// Stage 1 forwards to stage 2, which answers the requester directly.
+async fn a_forward_is_answered_by_the_last_stage(bus: Arc<dyn Bus>) {
+    let first: Responder = Arc::new(|p: Bytes| {
+        Box::pin(async move {
+            let mut v = p.to_vec();
+            v.extend_from_slice(b"+1");
+            Answer::Forward {
+                subject: "h.stage2".into(),
+                payload: Bytes::from(v),
+            }
+        })
+    });
+    let _s1 = bus.serve("h.stage1", "h.stage1", first).await.unwrap();
+    let _s2 = bus
+        .serve(
+            "h.stage2",
+            "h.stage2",
+            echo("s2", Duration::ZERO, Arc::default()),
+        )
+        .await
+        .unwrap();
+    let r = bus
+        .request("h.stage1", Bytes::from_static(b"m"), T)
+        .await
+        .unwrap();
+    assert_eq!(&r[..], b"s2:m+1");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_bus() {
     let bus: Arc<dyn Bus> = Arc::new(LocalBus::new());
     request_reply_queue_groups_and_drain(bus.clone()).await;
-    slow_worker_times_out_and_drain_waits_for_work_in_flight(bus).await;
+    slow_worker_times_out_and_drain_waits_for_work_in_flight(bus.clone()).await;
+    a_forward_is_answered_by_the_last_stage(bus).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,7 +131,8 @@ async fn nats_bus() {
     let server = NatsServer::start().unwrap();
     let bus: Arc<dyn Bus> = Arc::new(NatsBus::connect(&server.url(), T).await.unwrap());
     request_reply_queue_groups_and_drain(bus.clone()).await;
-    slow_worker_times_out_and_drain_waits_for_work_in_flight(bus).await;
+    slow_worker_times_out_and_drain_waits_for_work_in_flight(bus.clone()).await;
+    a_forward_is_answered_by_the_last_stage(bus).await;
 }
 
 /// The server restarts: requests meanwhile fail cleanly, then both sides reconnect by

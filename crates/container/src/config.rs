@@ -23,6 +23,7 @@
 //! # nats = "nats://127.0.0.1:4222"   # absent: an in-process bus (workers in this process)
 //! timeout = "2s"           # time allowed for a worker's answer
 //! prefix = "osprey.handler"          # subject of handler NAME: <prefix>.NAME
+//! mode = "sequential"      # or "chained": each worker forwards to the next stage
 //!
 //! [[service]]
 //! name = "echo"            # which built-in service
@@ -148,6 +149,10 @@ pub struct ServiceConfig {
     /// Which of `handlers` run on workers reached over the bus, not in process.
     #[serde(default)]
     pub remote: Vec<String>,
+    /// Which of the remote handlers are independent of each other: those of one phase
+    /// are asked at the same time, their changes merged in the order of `handlers`.
+    #[serde(default)]
+    pub parallel: Vec<String>,
 }
 
 /// `[bus]`: how placed handlers are reached.
@@ -161,6 +166,9 @@ pub struct BusConfig {
     pub timeout: String,
     /// Subject prefix: handler `NAME` is served on `<prefix>.NAME`.
     pub prefix: String,
+    /// How consecutive remote handlers run: `"sequential"` (each a round trip from the
+    /// container) or `"chained"` (each worker forwards to the next).
+    pub mode: crate::ChainMode,
 }
 
 impl Default for BusConfig {
@@ -169,6 +177,7 @@ impl Default for BusConfig {
             nats: None,
             timeout: "2s".into(),
             prefix: "osprey.handler".into(),
+            mode: crate::ChainMode::Sequential,
         }
     }
 }
@@ -180,12 +189,14 @@ fn default_services() -> Vec<ServiceConfig> {
             path: "/wstest".into(),
             handlers: Vec::new(),
             remote: Vec::new(),
+            parallel: Vec::new(),
         },
         ServiceConfig {
             name: "counter".into(),
             path: "/counter".into(),
             handlers: Vec::new(),
             remote: Vec::new(),
+            parallel: Vec::new(),
         },
     ]
 }
@@ -285,6 +296,12 @@ impl Config {
                 )));
             }
             paths.push(&s.path);
+            if let Some(p) = s.parallel.iter().find(|p| !s.remote.contains(p)) {
+                return Err(ConfigError::Invalid(format!(
+                    "service {:?}: parallel handler {p:?} is not remote",
+                    s.path
+                )));
+            }
             if let Some(r) = s.remote.iter().find(|r| !s.handlers.contains(r)) {
                 return Err(ConfigError::Invalid(format!(
                     "service {:?}: remote handler {r:?} is not in its handlers",

@@ -31,7 +31,7 @@ pub use context::MessageContext;
 pub use dispatcher::Dispatcher;
 pub use error::ContainerError;
 pub use handler::{Handler, Phase};
-pub use pipeline::{Outcome, Pipeline};
+pub use pipeline::{ChainMode, Outcome, Pipeline, Stage};
 pub use registry::{Route, ServiceRegistry};
 pub use remote::Placement;
 pub use server::{run, shutdown_signal, Running};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use osprey_xml::QName;
 
-use crate::remote::{run_placed, Placement};
+use crate::remote::{run_chain, run_parallel, run_placed, Placement};
 use crate::{ContainerError, Handler, MessageContext};
 
 /// What an exchange produced: an encoded payload element, or an error.
@@ -14,16 +14,52 @@ pub type Outcome = Result<Vec<u8>, ContainerError>;
 
 /// One handler of a chain and where its inbound work runs.
 #[derive(Clone)]
-struct Stage {
-    handler: Arc<dyn Handler>,
+pub struct Stage {
+    /// The handler.
+    pub handler: Arc<dyn Handler>,
     /// `None`: in this process.
-    placement: Option<Placement>,
+    pub placement: Option<Placement>,
+    /// Declared independent of the other parallel handlers of its phase: placed ones are
+    /// asked at the same time.
+    pub parallel: bool,
+}
+
+impl Stage {
+    /// An in-process stage.
+    pub fn local(handler: Arc<dyn Handler>) -> Self {
+        Stage {
+            handler,
+            placement: None,
+            parallel: false,
+        }
+    }
+}
+
+/// How consecutive placed handlers run (`[bus] mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChainMode {
+    /// Each placed handler is a round trip from the container (the paper's set-up).
+    #[default]
+    Sequential,
+    /// Consecutive placed handlers form a chain: each worker forwards to the next, the
+    /// last answers the container.
+    Chained,
+}
+
+/// How a run of stages executes.
+#[derive(Debug, Clone)]
+enum Step {
+    One(usize),
+    Chain(std::ops::Range<usize>),
+    Parallel(std::ops::Range<usize>),
 }
 
 /// An ordered chain of handlers, built once per service at start-up.
 #[derive(Clone, Default)]
 pub struct Pipeline {
     stages: Vec<Stage>,
+    steps: Vec<Step>,
     handlers: Vec<Arc<dyn Handler>>,
     understood: Vec<QName>,
 }
@@ -31,23 +67,23 @@ pub struct Pipeline {
 impl Pipeline {
     /// A pipeline of in-process `handlers`, stably sorted by phase.
     pub fn new(handlers: Vec<Arc<dyn Handler>>) -> Self {
-        Self::placed(handlers.into_iter().map(|h| (h, None)).collect())
+        Self::placed(
+            handlers.into_iter().map(Stage::local).collect(),
+            ChainMode::Sequential,
+        )
     }
 
-    /// A pipeline of handlers each with its placement (`None`: in process), stably
-    /// sorted by phase.
-    pub fn placed(mut stages: Vec<(Arc<dyn Handler>, Option<Placement>)>) -> Self {
-        stages.sort_by_key(|(h, _)| h.phase());
+    /// A pipeline of `stages`, stably sorted by phase; placed ones run as `mode` says.
+    pub fn placed(mut stages: Vec<Stage>, mode: ChainMode) -> Self {
+        stages.sort_by_key(|s| s.handler.phase());
         let understood = stages
             .iter()
-            .flat_map(|(h, _)| h.understands().iter().cloned())
+            .flat_map(|s| s.handler.understands().iter().cloned())
             .collect();
         Pipeline {
-            handlers: stages.iter().map(|(h, _)| h.clone()).collect(),
-            stages: stages
-                .into_iter()
-                .map(|(handler, placement)| Stage { handler, placement })
-                .collect(),
+            handlers: stages.iter().map(|s| s.handler.clone()).collect(),
+            steps: plan(&stages, mode),
+            stages,
             understood,
         }
     }
@@ -70,20 +106,38 @@ impl Pipeline {
     /// Runs the handlers inbound. Returns how many ran successfully (all of them unless
     /// one faulted) and the error that stopped the chain, if any.
     pub async fn inbound(&self, ctx: &mut MessageContext) -> (usize, Result<(), ContainerError>) {
-        for (i, stage) in self.stages.iter().enumerate() {
-            let h = &stage.handler;
-            let result = match &stage.placement {
-                None => catch_unwind(AssertUnwindSafe(|| h.inbound(ctx))).unwrap_or_else(|_| {
-                    Err(ContainerError::Panicked(format!("handler {}", h.name())))
-                }),
-                Some(p) => run_placed(&**h, p, ctx).await,
+        for step in &self.steps {
+            let (first, result) = match step {
+                Step::One(i) => {
+                    let stage = &self.stages[*i];
+                    let h = &stage.handler;
+                    let result = match &stage.placement {
+                        None => {
+                            catch_unwind(AssertUnwindSafe(|| h.inbound(ctx))).unwrap_or_else(|_| {
+                                Err(ContainerError::Panicked(format!("handler {}", h.name())))
+                            })
+                        }
+                        Some(p) => run_placed(&**h, p, ctx).await,
+                    };
+                    (*i, result)
+                }
+                Step::Chain(r) => (r.start, run_chain(&self.placed_stages(r), ctx).await),
+                Step::Parallel(r) => (r.start, run_parallel(&self.placed_stages(r), ctx).await),
             };
             if let Err(e) = result {
-                tracing::debug!(handler = h.name(), error = %e, "handler ended the exchange");
-                return (i, Err(e));
+                tracing::debug!(error = %e, "a handler ended the exchange");
+                // Outbound, the handlers before this step see the fault.
+                return (first, Err(e));
             }
         }
         (self.stages.len(), Ok(()))
+    }
+
+    fn placed_stages(&self, r: &std::ops::Range<usize>) -> Vec<(&dyn Handler, &Placement)> {
+        self.stages[r.clone()]
+            .iter()
+            .filter_map(|s| s.placement.as_ref().map(|p| (&*s.handler, p)))
+            .collect()
     }
 
     /// Runs the first `ran` handlers outbound, in reverse order (a placed handler's
@@ -95,4 +149,42 @@ impl Pipeline {
             }
         }
     }
+}
+
+/// Groups sorted stages into steps: runs of parallel placed handlers of one phase, and
+/// (in chained mode) runs of other consecutive placed handlers.
+fn plan(stages: &[Stage], mode: ChainMode) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut i = 0;
+    while i < stages.len() {
+        let s = &stages[i];
+        let mut j = i + 1;
+        if s.placement.is_some() && s.parallel {
+            while j < stages.len()
+                && stages[j].placement.is_some()
+                && stages[j].parallel
+                && stages[j].handler.phase() == s.handler.phase()
+            {
+                j += 1;
+            }
+            steps.push(if j - i > 1 {
+                Step::Parallel(i..j)
+            } else {
+                Step::One(i)
+            });
+        } else if s.placement.is_some() && mode == ChainMode::Chained {
+            while j < stages.len() && stages[j].placement.is_some() && !stages[j].parallel {
+                j += 1;
+            }
+            steps.push(if j - i > 1 {
+                Step::Chain(i..j)
+            } else {
+                Step::One(i)
+            });
+        } else {
+            steps.push(Step::One(i));
+        }
+        i = j;
+    }
+    steps
 }

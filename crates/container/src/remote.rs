@@ -7,6 +7,13 @@
 //! flags and properties after the handler, the response header blocks it added, or the
 //! fault it ended the exchange with. A placed handler's inbound work runs on the worker;
 //! its outbound work, if it has any, stays in the container.
+//!
+//! Three ways to run placed handlers: *sequential* (each a round trip from the
+//! container, [`run_placed`]), *chained* (the container sends the context to the first
+//! stage; each worker forwards it, changed, to the next; the last answers the container:
+//! one hop per handler plus the return, [`run_chain`]), and *parallel* (handlers
+//! declared independent are asked at the same time and their changes merged in the
+//! configured order, [`run_parallel`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -14,7 +21,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use osprey_addressing::MessageHeaders;
-use osprey_bus::{Bus, BusError, Frame, Serving};
+use osprey_bus::{Answer, Bus, BusError, Frame, Serving};
 use osprey_soap::{write_envelope, Body, Envelope, Fault, SoapVersion};
 use osprey_xml::{Limits, XmlWriter};
 
@@ -57,6 +64,7 @@ const F_UNDERSTOOD: &str = "understood";
 const F_PROPERTY: &str = "property";
 const F_HEADER: &str = "header";
 const F_FAULT: &str = "fault";
+const F_NEXT: &str = "next";
 
 fn property_field(name: &str, value: &str) -> Bytes {
     let mut v = Vec::with_capacity(name.len() + 1 + value.len());
@@ -89,7 +97,24 @@ fn understood_field(flags: &[bool]) -> Bytes {
 
 /// The request frame for `handler` on `ctx`.
 pub fn encode_request(handler: &str, ctx: &MessageContext) -> Bytes {
+    encode_chain(handler, ctx, &[], &[])
+}
+
+/// The frame for a stage of a chain, `handler`, whose workers forward it to the subjects
+/// of `next` in order; `headers` are the response headers earlier stages added.
+pub fn encode_chain(
+    handler: &str,
+    ctx: &MessageContext,
+    next: &[&str],
+    headers: &[Vec<u8>],
+) -> Bytes {
     let mut f = Frame::new(ctx.bytes.clone());
+    for n in next {
+        f.push(F_NEXT, (*n).to_owned());
+    }
+    for h in headers {
+        f.push(F_HEADER, Bytes::copy_from_slice(h));
+    }
     f.push(F_HANDLER, handler.to_owned());
     f.push(F_PATH, ctx.path.clone());
     if let Some(h) = &ctx.host {
@@ -135,10 +160,13 @@ pub fn apply_reply(
     }
     if let Some(u) = frame.get(F_UNDERSTOOD) {
         for (flag, &b) in ctx.understood.iter_mut().zip(u.iter()) {
-            *flag = b != 0;
+            *flag |= b != 0;
         }
     }
-    ctx.properties = read_properties(&frame);
+    // Merged, not replaced: handlers asked in parallel each report their own.
+    for (n, v) in read_properties(&frame) {
+        ctx.set_property(&n, v);
+    }
     for h in frame.all(F_HEADER) {
         ctx.response_headers.push(h.to_vec());
     }
@@ -156,15 +184,82 @@ pub async fn run_placed(
     ctx: &mut MessageContext,
 ) -> Result<(), ContainerError> {
     let request = encode_request(handler.name(), ctx);
-    let attempts = if handler.idempotent() { 2 } else { 1 };
+    let reply = ask(
+        handler.name(),
+        placement,
+        request,
+        placement.timeout,
+        handler.idempotent(),
+    )
+    .await?;
+    apply_reply(handler.name(), ctx, reply)
+}
+
+/// Runs placed handlers as one chain: one hop per handler, and one answer.
+///
+/// # Errors
+/// The fault of the handler that ended the chain; [`ContainerError::HandlerUnavailable`]
+/// naming the chain when no answer came (the time allowed is the sum of the stages').
+pub async fn run_chain(
+    stages: &[(&dyn Handler, &Placement)],
+    ctx: &mut MessageContext,
+) -> Result<(), ContainerError> {
+    let Some(((first, placement), rest)) = stages.split_first() else {
+        return Ok(());
+    };
+    let next: Vec<&str> = rest.iter().map(|(_, p)| p.subject.as_str()).collect();
+    let request = encode_chain(first.name(), ctx, &next, &[]);
+    let timeout = stages.iter().map(|(_, p)| p.timeout).sum();
+    let name = stages
+        .iter()
+        .map(|(h, _)| h.name())
+        .collect::<Vec<_>>()
+        .join(" -> ");
+    let idempotent = stages.iter().all(|(h, _)| h.idempotent());
+    let reply = ask(&name, placement, request, timeout, idempotent).await?;
+    apply_reply(&name, ctx, reply)
+}
+
+/// Runs placed handlers declared independent at the same time; their changes are
+/// applied in the given order, and the first fault in that order wins.
+///
+/// # Errors
+/// As [`run_placed`].
+pub async fn run_parallel(
+    stages: &[(&dyn Handler, &Placement)],
+    ctx: &mut MessageContext,
+) -> Result<(), ContainerError> {
+    let asks: Vec<_> = stages
+        .iter()
+        .map(|(h, p)| {
+            let request = encode_request(h.name(), ctx);
+            ask(h.name(), p, request, p.timeout, h.idempotent())
+        })
+        .collect();
+    let replies = futures_util::future::join_all(asks).await;
+    for ((h, _), reply) in stages.iter().zip(replies) {
+        apply_reply(h.name(), ctx, reply?)?;
+    }
+    Ok(())
+}
+
+/// Asks a worker of `placement` (once more on failure when `idempotent`).
+async fn ask(
+    name: &str,
+    placement: &Placement,
+    request: Bytes,
+    timeout: Duration,
+    idempotent: bool,
+) -> Result<Bytes, ContainerError> {
+    let attempts = if idempotent { 2 } else { 1 };
     let mut last = None;
     for _ in 0..attempts {
         match placement
             .bus
-            .request(&placement.subject, request.clone(), placement.timeout)
+            .request(&placement.subject, request.clone(), timeout)
             .await
         {
-            Ok(reply) => return apply_reply(handler.name(), ctx, reply),
+            Ok(reply) => return Ok(reply),
             Err(e) => {
                 // A bus that is down will not be back within this request.
                 let retry = !matches!(e, BusError::Unavailable(_));
@@ -176,46 +271,58 @@ pub async fn run_placed(
         }
     }
     Err(ContainerError::HandlerUnavailable {
-        handler: handler.name().to_owned(),
+        handler: name.to_owned(),
         why: last.map_or_else(|| "no attempt".into(), |e| e.to_string()),
     })
 }
 
-/// Worker side: answers one request frame by running `handler` inbound.
-pub fn answer(handler: &dyn Handler, limits: &Arc<Limits>, request: Bytes) -> Bytes {
+/// Worker side: answers one request frame by running `handler` inbound: with the
+/// changes (or the fault) to the requester, or, inside a chain, by forwarding the changed
+/// context to the next stage.
+pub fn answer(handler: &dyn Handler, limits: &Arc<Limits>, request: Bytes) -> Answer {
+    let name = handler.name();
     let frame = match Frame::decode(request) {
         Ok(f) => f,
         Err(e) => {
-            return fault_reply(
-                SoapVersion::V12,
-                &ContainerError::from(Fault::receiver(e.to_string())),
-            )
+            let e = ContainerError::from(Fault::receiver(e.to_string()));
+            return Answer::Reply(fault_reply(SoapVersion::V12, &e));
         }
     };
     let mut ctx = match context_from(&frame, limits) {
         Ok(c) => c,
-        Err(e) => return fault_reply(SoapVersion::V12, &e),
+        Err(e) => return Answer::Reply(fault_reply(SoapVersion::V12, &e)),
     };
-    let sent_headers = ctx.response_headers.len();
-    let result =
-        catch_unwind(AssertUnwindSafe(|| handler.inbound(&mut ctx))).unwrap_or_else(|_| {
-            Err(ContainerError::Panicked(format!(
-                "handler {}",
-                handler.name()
-            )))
-        });
+    let result = catch_unwind(AssertUnwindSafe(|| handler.inbound(&mut ctx)))
+        .unwrap_or_else(|_| Err(ContainerError::Panicked(format!("handler {name}"))));
     if let Err(e) = result {
-        return fault_reply(ctx.version(), &e);
+        // A fault ends a chain: it goes straight back to the requester.
+        return Answer::Reply(fault_reply(ctx.version(), &e));
     }
-    let mut out = Frame::default();
-    out.push(F_UNDERSTOOD, understood_field(&ctx.understood));
-    for (n, v) in &ctx.properties {
-        out.push(F_PROPERTY, property_field(n, v));
+    let next: Vec<String> = frame
+        .all(F_NEXT)
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    match next.split_first() {
+        // The last stage (or the only one): the changes go back to the requester.
+        None => {
+            let mut out = Frame::default();
+            out.push(F_UNDERSTOOD, understood_field(&ctx.understood));
+            for (n, v) in &ctx.properties {
+                out.push(F_PROPERTY, property_field(n, v));
+            }
+            for h in &ctx.response_headers {
+                out.push(F_HEADER, Bytes::copy_from_slice(h));
+            }
+            Answer::Reply(out.encode())
+        }
+        Some((subject, rest)) => {
+            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+            Answer::Forward {
+                subject: subject.clone(),
+                payload: encode_chain(name, &ctx, &rest, &ctx.response_headers),
+            }
+        }
     }
-    for h in &ctx.response_headers[sent_headers..] {
-        out.push(F_HEADER, Bytes::copy_from_slice(h));
-    }
-    out.encode()
 }
 
 /// The message context a request frame describes.
@@ -225,6 +332,8 @@ fn context_from(frame: &Frame, limits: &Arc<Limits>) -> Result<MessageContext, C
     let addressing = MessageHeaders::decode(&envelope, &bytes, limits)?;
     let text = |n: &str| frame.text(n).map(str::to_owned);
     let mut understood = vec![false; envelope.headers.len()];
+    // Inside a chain, the response headers earlier stages added travel along.
+    let response_headers = frame.all(F_HEADER).map(|h| h.to_vec()).collect();
     if let Some(u) = frame.get(F_UNDERSTOOD) {
         for (flag, &b) in understood.iter_mut().zip(u.iter()) {
             *flag = b != 0;
@@ -238,7 +347,7 @@ fn context_from(frame: &Frame, limits: &Arc<Limits>) -> Result<MessageContext, C
         host: text(F_HOST),
         soap_action: text(F_SOAP_ACTION),
         addressing,
-        response_headers: Vec::new(),
+        response_headers,
         action: text(F_ACTION).unwrap_or_default(),
         output_action: text(F_OUTPUT_ACTION).unwrap_or_default(),
         remote: frame.text(F_REMOTE).and_then(|r| r.parse().ok()),
@@ -313,6 +422,30 @@ mod tests {
         fn outbound(&self, _: &mut MessageContext, _: &mut Outcome) {}
     }
 
+    fn replied(a: Answer) -> Bytes {
+        match a {
+            Answer::Reply(b) => b,
+            Answer::Forward { subject, .. } => panic!("forwarded to {subject}"),
+        }
+    }
+
+    #[test]
+    fn a_chain_stage_forwards_the_changed_context_and_the_last_replies() {
+        let ctx = context();
+        let limits = ctx.limits.clone();
+        let first = answer(&Marks, &limits, encode_chain("marks", &ctx, &["s2"], &[]));
+        let Answer::Forward { subject, payload } = first else {
+            panic!("the first stage replied")
+        };
+        assert_eq!(subject, "s2");
+        let last = replied(answer(&Marks, &limits, payload));
+        let mut ctx = context();
+        apply_reply("chain", &mut ctx, last).unwrap();
+        assert_eq!(ctx.property("seen"), Some("start+marks@/svc+marks@/svc"));
+        // Each stage's header, once.
+        assert_eq!(ctx.response_headers.len(), 2);
+    }
+
     const MSG: &[u8] = br#"<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Header><h:K xmlns:h="urn:h" e:mustUnderstand="true">1</h:K></e:Header><e:Body><p xmlns="urn:p"/></e:Body></e:Envelope>"#;
 
     fn context() -> MessageContext {
@@ -339,7 +472,11 @@ mod tests {
     #[test]
     fn a_worker_answers_with_the_changes_the_handler_made() {
         let mut ctx = context();
-        let reply = answer(&Marks, &ctx.limits.clone(), encode_request("marks", &ctx));
+        let reply = replied(answer(
+            &Marks,
+            &ctx.limits.clone(),
+            encode_request("marks", &ctx),
+        ));
         apply_reply("marks", &mut ctx, reply).unwrap();
         assert_eq!(ctx.understood, [true]);
         assert_eq!(ctx.property("seen"), Some("start+marks@/svc"));
@@ -349,12 +486,20 @@ mod tests {
     #[test]
     fn a_panicking_handler_faults_that_request_only() {
         let mut ctx = context();
-        let reply = answer(&Panics, &ctx.limits.clone(), encode_request("panics", &ctx));
+        let reply = replied(answer(
+            &Panics,
+            &ctx.limits.clone(),
+            encode_request("panics", &ctx),
+        ));
         let e = apply_reply("panics", &mut ctx, reply).unwrap_err();
         let fault = Fault::from(&e);
         assert!(fault.reason.contains("handler panics"), "{}", fault.reason);
         // The same worker answers the next request.
-        let reply = answer(&Marks, &ctx.limits.clone(), encode_request("marks", &ctx));
+        let reply = replied(answer(
+            &Marks,
+            &ctx.limits.clone(),
+            encode_request("marks", &ctx),
+        ));
         assert!(apply_reply("marks", &mut ctx, reply).is_ok());
     }
 

@@ -252,7 +252,7 @@ async fn nats_round_trip(url: &str, n: usize) -> Result<Stat, String> {
         .serve(
             "osprey.bench.rtt",
             "osprey.bench.rtt",
-            Arc::new(|p: Bytes| Box::pin(async move { p })),
+            Arc::new(|p: Bytes| Box::pin(async move { osprey_bus::Answer::Reply(p) })),
         )
         .await
         .map_err(|e| e.to_string())?;
