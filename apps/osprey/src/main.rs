@@ -184,6 +184,9 @@ struct HandlersArgs {
     /// Measured time of each throughput run (one request at a time, then 16).
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     throughput_duration: Duration,
+    /// Digest rounds of the two CPU-heavy handlers of the parallel comparison (0: skip).
+    #[arg(long, default_value_t = 4000)]
+    heavy_rounds: u32,
     /// Where to write STEM.csv, STEM.json, STEM.md, STEM.svg and STEM.png.
     #[arg(long, default_value = "handlers")]
     out: PathBuf,
@@ -498,6 +501,7 @@ fn bench_handlers(a: HandlersArgs) -> anyhow::Result<()> {
         workers: a.workers.max(1),
         pipelined_handlers: a.pipelined,
         throughput_duration: a.throughput_duration,
+        heavy_rounds: a.heavy_rounds,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let report = osprey_bench::handlers::run(&cfg).map_err(anyhow::Error::msg)?;

@@ -113,13 +113,8 @@ fn bench_handlers_runs_the_papers_experiment() {
     let stem = out.path().join("h");
     let run = Command::new(env!("CARGO_BIN_EXE_osprey"))
         .args(["bench", "handlers", "--counts", "1,3", "--requests", "5"])
-        .args([
-            "--pipelined",
-            "2",
-            "--throughput-duration",
-            "300ms",
-            "--out",
-        ])
+        .args(["--pipelined", "2", "--throughput-duration", "300ms"])
+        .args(["--heavy-rounds", "10", "--out"])
         .arg(&stem)
         .output()
         .unwrap();
@@ -136,6 +131,14 @@ fn bench_handlers_runs_the_papers_experiment() {
     );
     assert!(stdout.contains("Raw NATS request/reply, 4 KB"), "{stdout}");
     assert!(stdout.contains("Pipelined, 2 placed handlers"), "{stdout}");
+    for line in [
+        "Pipelined, 2 placed handlers",
+        "Chained overhead per handler",
+        "Parallel, 2 CPU-heavy handlers",
+        "In-process handler (does nothing)",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
     let csv = std::fs::read_to_string(stem.with_extension("csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     let json: serde_json::Value =

@@ -209,6 +209,7 @@ pub fn handlers_chart(report: &HandlersReport, path: &Path) -> Result<(), String
             "distributed, sequential".into(),
             line(&|s| s.distributed.mean),
         ),
+        ("distributed, chained".into(), line(&|s| s.chained.mean)),
     ];
     let rtt = report.nats_round_trip.mean;
     let overheads: Series = vec![
@@ -219,6 +220,10 @@ pub fn handlers_chart(report: &HandlersReport, path: &Path) -> Result<(), String
         (
             "overhead per handler (medians)".into(),
             line(&|s| s.overhead_p50_ms.max(1e-4)),
+        ),
+        (
+            "chained overhead per handler".into(),
+            line(&|s| s.chained_overhead_ms.max(1e-4)),
         ),
         ("raw NATS round trip, 4 KB".into(), line(&|_| rtt)),
     ];

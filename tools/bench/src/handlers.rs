@@ -47,6 +47,8 @@ pub struct HandlersConfig {
     pub pipelined_handlers: usize,
     /// Measured time of each throughput run.
     pub throughput_duration: Duration,
+    /// Digest rounds of the CPU-heavy handlers of the parallel comparison (0: skip it).
+    pub heavy_rounds: u32,
     /// Draw a progress bar.
     pub progress: bool,
 }
@@ -61,6 +63,7 @@ impl Default for HandlersConfig {
             workers: 1,
             pipelined_handlers: 10,
             throughput_duration: Duration::from_secs(3),
+            heavy_rounds: 4000,
             progress: false,
         }
     }
@@ -79,6 +82,27 @@ pub struct Step {
     pub overhead_ms: f64,
     /// The same on the medians (ms), less sensitive to a noisy shared machine.
     pub overhead_p50_ms: f64,
+    /// Request round trip with the handlers chained (each worker forwards to the next).
+    pub chained: Stat,
+    /// `(T_chained - T_local) / N` on the means (ms).
+    pub chained_overhead_ms: f64,
+    /// The same on the medians (ms).
+    pub chained_overhead_p50_ms: f64,
+}
+
+/// Two CPU-heavy placed handlers, one after the other or at the same time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Parallel {
+    /// Digest rounds of each handler.
+    pub rounds: u32,
+    /// Worker processes serving them.
+    pub workers: usize,
+    /// Both in process (ms).
+    pub local: Stat,
+    /// Placed, sequential (ms).
+    pub sequential: Stat,
+    /// Placed, parallel (ms).
+    pub parallel: Stat,
 }
 
 /// Pipelined against one-at-a-time throughput through a placed chain.
@@ -107,6 +131,10 @@ pub struct HandlersReport {
     pub steps: Vec<Step>,
     /// The pipelined comparison.
     pub pipelined: Option<Pipelined>,
+    /// The parallel comparison.
+    pub parallel: Option<Parallel>,
+    /// Cost of one in-process handler that does nothing: the pipeline's own work (ns).
+    pub in_process_ns: f64,
     /// Worker processes.
     pub workers: usize,
     /// Requests per step.
@@ -179,26 +207,56 @@ fn start_nats() -> Result<(Proc, String), String> {
     Ok((p, format!("nats://127.0.0.1:{port}")))
 }
 
-/// `osprey serve` with echo at /wstest behind `n` body-digest handlers, placed on
-/// workers over `nats` when given.
-fn start_container(
-    binary: &Path,
-    dir: &Path,
-    n: usize,
-    nats: Option<&str>,
-) -> Result<(Proc, String), String> {
+/// How a container's chain of `n` body-digest handlers is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setup {
+    /// In process.
+    Local,
+    /// Each handler a round trip to a worker.
+    Sequential,
+    /// One hop per handler, workers forwarding.
+    Chained,
+    /// All asked at once.
+    Parallel,
+}
+
+/// The configuration of a container with echo at /wstest behind `n` body-digest handlers
+/// set up as `setup`; placed ones on `nats` under subject `prefix`, digesting `rounds`
+/// times.
+fn chain_toml(n: usize, setup: Setup, nats: &str, prefix: &str, rounds: u32) -> String {
     let mut toml = String::new();
-    if let Some(url) = nats {
-        toml.push_str(&format!("[bus]\nnats = \"{url}\"\ntimeout = \"10s\"\n\n"));
+    if setup != Setup::Local {
+        let mode = if setup == Setup::Chained {
+            "chained"
+        } else {
+            "sequential"
+        };
+        toml.push_str(&format!(
+            "[bus]\nnats = \"{nats}\"\ntimeout = \"10s\"\nprefix = \"{prefix}\"\nmode = \"{mode}\"\n\n"
+        ));
     }
     let chain = vec![format!("\"{HANDLER}\""); n].join(", ");
     toml.push_str(&format!(
         "[[service]]\nname = \"echo\"\npath = \"/wstest\"\nhandlers = [{chain}]\n"
     ));
-    if nats.is_some() {
+    if setup != Setup::Local {
         toml.push_str(&format!("remote = [\"{HANDLER}\"]\n"));
     }
-    let file = dir.join(format!("osprey-{n}-{}.toml", nats.is_some()));
+    if setup == Setup::Parallel {
+        toml.push_str(&format!("parallel = [\"{HANDLER}\"]\n"));
+    }
+    toml.push_str(&format!("\n[handler.{HANDLER}]\nrounds = {rounds}\n"));
+    toml
+}
+
+/// `osprey serve` with configuration `toml`; returns it and the echo service's URL.
+fn start_container(
+    binary: &Path,
+    dir: &Path,
+    label: &str,
+    toml: &str,
+) -> Result<(Proc, String), String> {
+    let file = dir.join(format!("osprey-{label}.toml"));
     std::fs::write(&file, toml).map_err(|e| e.to_string())?;
     let mut cmd = Command::new(binary);
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--config"])
@@ -213,6 +271,32 @@ fn start_container(
         .ok_or("no URL in the readiness line")?
         .to_owned();
     Ok((p, url))
+}
+
+/// `osprey handler-worker` serving the digest handler under `prefix` with `rounds`.
+fn start_worker(
+    cfg: &HandlersConfig,
+    dir: &Path,
+    nats: &str,
+    prefix: &str,
+    rounds: u32,
+) -> Result<Proc, String> {
+    let file = dir.join(format!("worker-{prefix}.toml"));
+    std::fs::write(&file, format!("[handler.{HANDLER}]\nrounds = {rounds}\n"))
+        .map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(&cfg.binary);
+    cmd.args([
+        "handler-worker",
+        "--nats",
+        nats,
+        "--handler",
+        HANDLER,
+        "--prefix",
+        prefix,
+        "--config",
+    ])
+    .arg(&file);
+    Ok(start_until(cmd, "handler-worker ready", "osprey handler-worker")?.0)
 }
 
 /// One echoStruct exchange; checks the answer and the digest header.
@@ -271,6 +355,103 @@ async fn nats_round_trip(url: &str, n: usize) -> Result<Stat, String> {
     Stat::of(&samples).ok_or_else(|| "no samples".into())
 }
 
+/// Subject prefix of the experiment's workers.
+const PREFIX: &str = "osprey.handler";
+
+/// `requests` exchanges with each of `urls`, taken in turn (so that the machine's noise
+/// falls on all alike), after 10 unmeasured ones each; their round trips (ms).
+async fn interleaved<const K: usize>(
+    client: &HttpClient,
+    urls: &[&str],
+    body: &Bytes,
+    requests: usize,
+    bar: &ProgressBar,
+) -> Result<[Stat; K], String> {
+    for _ in 0..10 {
+        for u in urls {
+            exchange(client, u, body).await?;
+        }
+    }
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(requests); urls.len()];
+    for _ in 0..requests {
+        for (u, s) in urls.iter().zip(samples.iter_mut()) {
+            s.push(ms(exchange(client, u, body).await?));
+            bar.inc(1);
+        }
+    }
+    let stats: Vec<Stat> = samples
+        .iter()
+        .map(|s| Stat::of(s).ok_or("no samples"))
+        .collect::<Result<_, _>>()?;
+    stats
+        .try_into()
+        .map_err(|_| "one set of samples per URL".to_owned())
+}
+
+/// A handler that does nothing: what an in-process handler costs the pipeline.
+struct Noop;
+
+impl osprey_container::Handler for Noop {
+    fn name(&self) -> &str {
+        "noop"
+    }
+    fn phase(&self) -> osprey_container::Phase {
+        osprey_container::Phase::Route
+    }
+    fn inbound(
+        &self,
+        _: &mut osprey_container::MessageContext,
+    ) -> Result<(), osprey_container::ContainerError> {
+        Ok(())
+    }
+}
+
+/// Nanoseconds per in-process handler: a 50-handler pipeline against an empty one, run
+/// inbound on a decoded echoStruct message.
+fn in_process_cost(rt: &tokio::runtime::Runtime) -> Result<f64, String> {
+    use osprey_container::{MessageContext, Pipeline};
+    let limits = Arc::new(osprey_xml::Limits::default());
+    let bytes = Bytes::from(request_body(Operation::Struct, SoapVersion::V11));
+    let envelope = osprey_soap::Envelope::decode(&bytes, &limits).map_err(|e| e.to_string())?;
+    let mut ctx = MessageContext {
+        understood: vec![false; envelope.headers.len()],
+        bytes,
+        envelope,
+        path: "/wstest".into(),
+        host: None,
+        soap_action: None,
+        addressing: None,
+        response_headers: Vec::new(),
+        action: String::new(),
+        output_action: String::new(),
+        remote: None,
+        limits,
+        properties: Vec::new(),
+    };
+    const N: usize = 50;
+    const ITERS: u32 = 20_000;
+    let empty = Pipeline::new(Vec::new());
+    let full = Pipeline::new((0..N).map(|_| Arc::new(Noop) as Arc<_>).collect());
+    let mut time = |p: &Pipeline| {
+        rt.block_on(async {
+            let t = Instant::now();
+            for _ in 0..ITERS {
+                let (ran, r) = p.inbound(&mut ctx).await;
+                std::hint::black_box((ran, r.is_ok()));
+            }
+            t.elapsed()
+        })
+    };
+    // Best of five, each way: the least disturbed run.
+    let (mut e, mut f) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        e = e.min(time(&empty));
+        f = f.min(time(&full));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    Ok((f.saturating_sub(e).as_nanos() as f64) / f64::from(ITERS) / N as f64)
+}
+
 /// Runs the experiment.
 ///
 /// # Errors
@@ -299,12 +480,10 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
     };
     let mut workers = Vec::new();
     for _ in 0..cfg.workers.max(1) {
-        let mut cmd = Command::new(&cfg.binary);
-        cmd.args(["handler-worker", "--nats", &nats, "--handler", HANDLER]);
-        workers.push(start_until(cmd, "handler-worker ready", "osprey handler-worker")?.0);
+        workers.push(start_worker(cfg, dir, &nats, PREFIX, 1)?);
     }
     let bar = if cfg.progress {
-        let b = ProgressBar::new((cfg.counts.len() * cfg.requests * 2) as u64);
+        let b = ProgressBar::new((cfg.counts.len() * cfg.requests * 3) as u64);
         b.set_style(
             ProgressStyle::with_template("{spinner} handlers {msg} [{bar:30}] {pos}/{len}")
                 .map_err(|e| e.to_string())?
@@ -321,40 +500,33 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
     let mut steps = Vec::new();
     for &n in &cfg.counts {
         bar.set_message(format!("N = {n}"));
-        let (_local, local_url) = start_container(&cfg.binary, dir, n, None)?;
-        let (_dist, dist_url) = start_container(&cfg.binary, dir, n, Some(&nats))?;
-        let (local, distributed) = rt.block_on(async {
-            // Warm both, then alternate them request by request, so that the machine's
-            // noise falls on both alike.
-            for _ in 0..10 {
-                exchange(&client, &local_url, &body).await?;
-                exchange(&client, &dist_url, &body).await?;
-            }
-            let (mut l, mut d) = (Vec::new(), Vec::new());
-            for _ in 0..cfg.requests {
-                l.push(ms(exchange(&client, &local_url, &body).await?));
-                d.push(ms(exchange(&client, &dist_url, &body).await?));
-                bar.inc(2);
-            }
-            Ok::<_, String>((l, d))
-        })?;
-        let (local, distributed) = (
-            Stat::of(&local).ok_or("no samples")?,
-            Stat::of(&distributed).ok_or("no samples")?,
-        );
+        let urls = [Setup::Local, Setup::Sequential, Setup::Chained]
+            .iter()
+            .map(|&setup| {
+                let toml = chain_toml(n, setup, &nats, PREFIX, 1);
+                start_container(&cfg.binary, dir, &format!("{n}-{setup:?}"), &toml)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let urls: Vec<&str> = urls.iter().map(|(_, u)| u.as_str()).collect();
+        let samples = rt.block_on(interleaved(&client, &urls, &body, cfg.requests, &bar))?;
+        let [local, distributed, chained] = samples;
         #[allow(clippy::cast_precision_loss)]
         let nf = n as f64;
         steps.push(Step {
             handlers: n,
             overhead_ms: (distributed.mean - local.mean) / nf,
             overhead_p50_ms: (distributed.p50 - local.p50) / nf,
+            chained_overhead_ms: (chained.mean - local.mean) / nf,
+            chained_overhead_p50_ms: (chained.p50 - local.p50) / nf,
             local,
             distributed,
+            chained,
         });
     }
     let pipelined = if cfg.pipelined_handlers > 0 {
         bar.set_message(format!("throughput, {} handlers", cfg.pipelined_handlers));
-        let (_dist, url) = start_container(&cfg.binary, dir, cfg.pipelined_handlers, Some(&nats))?;
+        let toml = chain_toml(cfg.pipelined_handlers, Setup::Sequential, &nats, PREFIX, 1);
+        let (_dist, url) = start_container(&cfg.binary, dir, "pipelined", &toml)?;
         let mut wcfg = WsTestConfig::new(&url, Operation::Struct)?;
         wcfg.duration = cfg.throughput_duration;
         wcfg.warmup = Duration::from_millis(500);
@@ -374,6 +546,39 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
     } else {
         None
     };
+    let parallel = if cfg.heavy_rounds > 0 {
+        bar.set_message("parallel, CPU-heavy handlers");
+        let heavy = "osprey.heavy";
+        let _heavy_workers = [
+            start_worker(cfg, dir, &nats, heavy, cfg.heavy_rounds)?,
+            start_worker(cfg, dir, &nats, heavy, cfg.heavy_rounds)?,
+        ];
+        let urls = [Setup::Local, Setup::Sequential, Setup::Parallel]
+            .iter()
+            .map(|&setup| {
+                let toml = chain_toml(2, setup, &nats, heavy, cfg.heavy_rounds);
+                start_container(&cfg.binary, dir, &format!("heavy-{setup:?}"), &toml)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let urls: Vec<&str> = urls.iter().map(|(_, u)| u.as_str()).collect();
+        let [local, sequential, parallel] = rt.block_on(interleaved(
+            &client,
+            &urls,
+            &body,
+            cfg.requests,
+            &ProgressBar::hidden(),
+        ))?;
+        Some(Parallel {
+            rounds: cfg.heavy_rounds,
+            workers: 2,
+            local,
+            sequential,
+            parallel,
+        })
+    } else {
+        None
+    };
+    let in_process_ns = in_process_cost(&rt)?;
     bar.finish_and_clear();
     drop(workers);
     Ok(HandlersReport {
@@ -382,6 +587,8 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
         nats_round_trip,
         steps,
         pipelined,
+        parallel,
+        in_process_ns,
         workers: cfg.workers.max(1),
         requests: cfg.requests,
         took_s: started.elapsed().as_secs_f64(),
@@ -420,6 +627,15 @@ impl HandlersReport {
         s.push_str(&row("Overhead per handler, ms (medians)", &|p| {
             format!("{:.3}", p.overhead_p50_ms)
         }));
+        s.push_str(&row("Chained, ms (mean ± sd)", &|p| {
+            format!("{:.3} ± {:.3}", p.chained.mean, p.chained.sd)
+        }));
+        s.push_str(&row("Chained overhead per handler, ms (means)", &|p| {
+            format!("{:.3}", p.chained_overhead_ms)
+        }));
+        s.push_str(&row("Chained / sequential overhead", &|p| {
+            format!("{:.2}x", p.chained_overhead_ms / p.overhead_ms)
+        }));
         let rtt = self.nats_round_trip.mean;
         s.push_str(&row("Overhead / NATS round trip", &|p| {
             format!("{:.2}x", p.overhead_ms / rtt)
@@ -439,6 +655,22 @@ impl HandlersReport {
                 p.pipelined_rps / p.sequential_rps
             ));
         }
+        if let Some(p) = &self.parallel {
+            s.push_str(&format!(
+                "Parallel, 2 CPU-heavy handlers ({} digest rounds) on {} workers: {:.3} ms \
+                 vs {:.3} ms sequential ({:.2}x), {:.3} ms in process (means)\n",
+                p.rounds,
+                p.workers,
+                p.parallel.mean,
+                p.sequential.mean,
+                p.parallel.mean / p.sequential.mean,
+                p.local.mean
+            ));
+        }
+        s.push_str(&format!(
+            "In-process handler (does nothing): {:.1} ns per handler\n",
+            self.in_process_ns
+        ));
         s.push_str(
             "Paper (ms per handler): multi-core 4.52-4.63, LAN cluster 3.25-3.31, \
              single processor 3.72-3.81\n",
@@ -449,11 +681,11 @@ impl HandlersReport {
     /// One CSV row per step.
     pub fn csv(&self) -> String {
         let mut s = String::from(
-            "handlers,local_mean_ms,local_sd_ms,local_p50_ms,distributed_mean_ms,distributed_sd_ms,distributed_p50_ms,overhead_ms,overhead_p50_ms,nats_rtt_ms\n",
+            "handlers,local_mean_ms,local_sd_ms,local_p50_ms,distributed_mean_ms,distributed_sd_ms,distributed_p50_ms,overhead_ms,overhead_p50_ms,chained_mean_ms,chained_overhead_ms,nats_rtt_ms\n",
         );
         for p in &self.steps {
             s.push_str(&format!(
-                "{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4}\n",
+                "{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4}\n",
                 p.handlers,
                 p.local.mean,
                 p.local.sd,
@@ -463,6 +695,8 @@ impl HandlersReport {
                 p.distributed.p50,
                 p.overhead_ms,
                 p.overhead_p50_ms,
+                p.chained.mean,
+                p.chained_overhead_ms,
                 self.nats_round_trip.mean
             ));
         }

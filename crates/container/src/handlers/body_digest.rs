@@ -14,8 +14,45 @@ pub const HANDLERS_NS: &str = "urn:osprey:handlers";
 /// tag), sets property `body-sha256`, and adds
 /// `<h:BodyDigest algorithm="sha256">hex</h:BodyDigest>` to the response headers (once,
 /// however many digest handlers the chain holds).
-#[derive(Debug, Default)]
-pub struct BodyDigest;
+#[derive(Debug)]
+pub struct BodyDigest {
+    rounds: u32,
+}
+
+impl Default for BodyDigest {
+    fn default() -> Self {
+        BodyDigest { rounds: 1 }
+    }
+}
+
+/// `[handler.body-digest]`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestSettings {
+    /// Hash the digest again this many times (1 by default): a work factor for
+    /// experiments that need a CPU-heavy handler.
+    #[serde(default = "one")]
+    pub rounds: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl BodyDigest {
+    /// A digest handler for `settings`.
+    ///
+    /// # Errors
+    /// When `rounds` is 0.
+    pub fn new(settings: &DigestSettings) -> Result<Self, String> {
+        if settings.rounds == 0 {
+            return Err("[handler.body-digest] rounds must be at least 1".into());
+        }
+        Ok(BodyDigest {
+            rounds: settings.rounds,
+        })
+    }
+}
 
 /// The payload's bytes: from its start tag to the end of the message, less the closing
 /// `Body` and `Envelope` tags (the envelope decoder checked that only they follow).
@@ -62,7 +99,11 @@ impl Handler for BodyDigest {
     }
 
     fn inbound(&self, ctx: &mut MessageContext) -> Result<(), ContainerError> {
-        let digest = hex(&Sha256::digest(payload_bytes(ctx)));
+        let mut sum = Sha256::digest(payload_bytes(ctx));
+        for _ in 1..self.rounds {
+            sum = Sha256::digest(sum);
+        }
+        let digest = hex(&sum);
         if ctx.property(BODY_SHA256).is_none() {
             let mut w = osprey_xml::XmlWriter::with_capacity(160);
             w.start_prefixed("h", "BodyDigest");

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 pub use access_log::AccessLog;
 pub use audit::{AuditLog, AuditSettings};
-pub use body_digest::{BodyDigest, BODY_SHA256, HANDLERS_NS};
+pub use body_digest::{BodyDigest, DigestSettings, BODY_SHA256, HANDLERS_NS};
 pub use rate_limit::{RateLimit, RateSettings};
 pub use wsse::{UsernameToken, WsseSettings, WSSE_NS, WSSE_USER, WSU_NS};
 
@@ -40,7 +40,7 @@ pub fn build(name: &str, settings: &toml::Table) -> Result<Arc<dyn Handler>, Str
     }
     let handler: Arc<dyn Handler> = match name {
         "access-log" => Arc::new(AccessLog),
-        "body-digest" => Arc::new(BodyDigest),
+        "body-digest" => Arc::new(BodyDigest::new(&parse(name, settings)?)?),
         "audit-log" => Arc::new(AuditLog::new(&parse(name, settings)?)?),
         "rate-limit" => Arc::new(RateLimit::new(parse(name, settings)?)?),
         "wsse-username" => Arc::new(UsernameToken::new(parse(name, settings)?)?),
