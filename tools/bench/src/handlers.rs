@@ -341,6 +341,18 @@ async fn nats_round_trip(url: &str, n: usize) -> Result<Stat, String> {
         .await
         .map_err(|e| e.to_string())?;
     let payload = Bytes::from(vec![b'x'; 4096]);
+    // The subscription reaches the server on another connection: wait (boundedly) until
+    // it answers.
+    for attempt in 0..50 {
+        match client
+            .request("osprey.bench.rtt", payload.clone(), wait)
+            .await
+        {
+            Ok(_) => break,
+            Err(e) if attempt == 49 => return Err(e.to_string()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
     let mut samples = Vec::with_capacity(n);
     for i in 0..n + n / 5 {
         let t = Instant::now();
