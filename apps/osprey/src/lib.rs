@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use osprey_bus::{Bus, LocalBus, NatsBus};
 use osprey_container::{
-    handlers, remote, Config, Dispatcher, Handler, Pipeline, Placement, Service, ServiceRegistry,
-    Stage, SyncMode,
+    handlers, remote, Config, Dispatcher, Handler, OperationDefinition, Pipeline, Placement,
+    Service, ServiceRegistry, Stage, SyncMode,
 };
 use osprey_counter::CounterState;
 use osprey_store::{SharedStore, Store};
@@ -159,14 +159,39 @@ pub fn service_by_name(name: &str, state: &mut State) -> anyhow::Result<Arc<dyn 
     }
 }
 
-/// The handler `name`, built from its `[handler.NAME]` settings in `config`.
+/// The handler `name`, built from its `[handler.NAME]` settings in `config`, for requests
+/// to `operations`.
 ///
 /// # Errors
 /// An unknown name, or settings it refuses.
-pub fn handler_by_name(config: &Config, name: &str) -> anyhow::Result<Arc<dyn Handler>> {
+pub fn handler_by_name(
+    config: &Config,
+    name: &str,
+    operations: &[OperationDefinition],
+) -> anyhow::Result<Arc<dyn Handler>> {
     let empty = toml::Table::new();
     let settings = config.handler_settings.get(name).unwrap_or(&empty);
-    handlers::build(name, settings).map_err(anyhow::Error::msg)
+    handlers::build(name, settings, operations).map_err(anyhow::Error::msg)
+}
+
+/// The operations of every built-in service (what a handler worker, which may serve any
+/// of them, validates against).
+///
+/// # Errors
+/// When a built-in service cannot be built.
+pub fn builtin_operations() -> anyhow::Result<Vec<OperationDefinition>> {
+    let mut state = State::ephemeral();
+    let mut ops = Vec::new();
+    for name in SERVICES {
+        ops.extend(
+            service_by_name(name, &mut state)?
+                .definition()
+                .operations
+                .iter()
+                .cloned(),
+        );
+    }
+    Ok(ops)
 }
 
 /// The bus placed handlers are reached over: NATS when `[bus] nats` names a server,
@@ -209,8 +234,8 @@ pub async fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
             .with_context(|| format!("service at {}", s.path))?;
         let mut chain = Vec::new();
         for h in &s.handlers {
-            let handler =
-                handler_by_name(config, h).with_context(|| format!("service at {}", s.path))?;
+            let handler = handler_by_name(config, h, &service.definition().operations)
+                .with_context(|| format!("service at {}", s.path))?;
             let placement = match &bus {
                 Some(bus) if s.remote.contains(h) => {
                     let subject = remote::subject(&config.bus.prefix, h);

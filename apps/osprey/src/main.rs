@@ -354,10 +354,11 @@ async fn handler_worker(a: HandlerWorkerArgs) -> anyhow::Result<()> {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
+    let operations = osprey::builtin_operations()?;
     let handlers = a
         .handlers
         .iter()
-        .map(|n| osprey::handler_by_name(&config, n).map(|h| (n, h)))
+        .map(|n| osprey::handler_by_name(&config, n, &operations).map(|h| (n, h)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
     let bus = osprey_bus::NatsBus::connect(&a.nats, Duration::from_secs(10))

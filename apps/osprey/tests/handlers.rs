@@ -260,3 +260,43 @@ async fn chained_and_parallel_modes_over_nats() {
     assert_eq!(r.status, 500, "{}", r.text());
     assert!(r.text().contains("RateLimited"), "{}", r.text());
 }
+
+/// Schema validation on a worker: a bad request is refused there with the decoder's
+/// fault (element and path), a good one passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_validation_on_a_worker_names_the_bad_element() {
+    let nats = NatsServer::start().unwrap();
+    let mut w = Worker::start(&nats.url(), "schema-validate");
+    let server = Server::start(&format!(
+        "[bus]\nnats = \"{}\"\n\
+         [[service]]\nname = \"echo\"\npath = \"/wstest\"\n\
+         handlers = [\"schema-validate\"]\nremote = [\"schema-validate\"]\n",
+        nats.url()
+    ))
+    .await;
+    let good = crate::support::request(osprey_bench::Operation::Struct);
+    let r = post(server.addr, "/wstest", "urn:wstest/echoStruct", &good).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let bad =
+        String::from_utf8(good)
+            .unwrap()
+            .replacen("<varInt>0</varInt>", "<varInt>abc</varInt>", 1);
+    assert!(bad.contains("abc"));
+    let r = post(
+        server.addr,
+        "/wstest",
+        "urn:wstest/echoStruct",
+        bad.as_bytes(),
+    )
+    .await;
+    let text = r.text();
+    assert_eq!(r.status, 500, "{text}");
+    assert!(text.contains("InvalidValue"), "{text}");
+    assert!(text.contains("/echoStruct/input/item/varInt"), "{text}");
+    // Every request goes through the worker: without it, even a good one cannot pass.
+    w.kill();
+    let good = crate::support::request(osprey_bench::Operation::Struct);
+    let r = post(server.addr, "/wstest", "urn:wstest/echoStruct", &good).await;
+    assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
+    assert!(r.text().contains("schema-validate"), "{}", r.text());
+}

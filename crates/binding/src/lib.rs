@@ -25,6 +25,7 @@ mod builtin;
 mod datetime;
 mod error;
 mod schema;
+mod validate;
 
 pub use builtin::Base64Binary;
 pub use datetime::DateTime;
@@ -32,6 +33,7 @@ pub use error::DecodeError;
 pub use osprey_binding_derive::XmlType;
 pub use osprey_xml as xml;
 pub use schema::{ComplexType, EnumType, FieldDesc, MaxOccurs, TypeDesc, XSD_NS};
+pub use validate::validate_content;
 
 use osprey_xml::{Limits, QName, XmlReader, XmlWriter};
 

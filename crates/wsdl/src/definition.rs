@@ -16,7 +16,7 @@ pub struct ServiceDefinition {
 }
 
 /// One request/response operation, document/literal wrapped.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OperationDefinition {
     /// Operation name (`echoStruct`).
     pub name: String,
