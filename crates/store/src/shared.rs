@@ -174,6 +174,15 @@ fn db(e: &tokio_postgres::Error) -> StoreError {
     StoreError::Database(describe(e))
 }
 
+/// Whether a failed connection may succeed in a moment: no server yet, or one still
+/// starting up.
+fn transient(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        Some(d) => d.code() == &tokio_postgres::error::SqlState::CANNOT_CONNECT_NOW,
+        None => e.is_closed() || std::error::Error::source(e).is_some(),
+    }
+}
+
 /// The driver's message with the server's (its own `Display` says only "db error").
 fn describe(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
@@ -231,7 +240,20 @@ impl SharedStore {
                 };
                 rt.block_on(async move {
                     let opened = async {
-                        let mut conns = vec![open_conn(&info, true).await?];
+                        // A server that is starting (or restarting) refuses for a
+                        // moment: try for up to 10 s.
+                        let mut tries = 0;
+                        let first = loop {
+                            match open_conn(&info, true).await {
+                                Ok(c) => break c,
+                                Err(e) if tries < 100 && transient(&e) => {
+                                    tries += 1;
+                                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                                }
+                                Err(e) => return Err(e),
+                            }
+                        };
+                        let mut conns = vec![first];
                         for _ in 1..connections.max(1) {
                             conns.push(open_conn(&info, false).await?);
                         }

@@ -126,18 +126,21 @@ impl Postgres {
             guard: Mutex::new(Some((child, stdin))),
             _dir: dir,
         };
+        // It listens before it has finished starting up: wait for its own word.
         let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let log = pg._dir.path().join("server.log");
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if text.contains("ready to accept connections")
+                && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            {
+                return Ok(pg);
+            }
             if Instant::now() > deadline {
-                let log =
-                    std::fs::read_to_string(pg._dir.path().join("server.log")).unwrap_or_default();
-                return Err(format!(
-                    "postgres did not accept connections in 30 s:\n{log}"
-                ));
+                return Err(format!("postgres did not become ready in 30 s:\n{text}"));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        Ok(pg)
     }
 
     /// The port it listens on (127.0.0.1).
