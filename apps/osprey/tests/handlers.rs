@@ -53,6 +53,63 @@ fn assert_digested(r: &Response) {
     );
 }
 
+/// 16 connections sending echoVoid through the digest handler: each request must be
+/// answered (with the digest) or fault with HandlerUnavailable within 10 s, never hang.
+struct Load {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<(u32, u32)>>,
+}
+
+impl Load {
+    /// Starts the load: at most `per_connection` requests each (bounded), until told to
+    /// stop.
+    fn start(server: &Arc<Server>, per_connection: usize) -> Load {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let tasks = (0..16)
+            .map(|_| {
+                let (server, stop) = (server.clone(), stop.clone());
+                tokio::spawn(async move {
+                    let (mut ok, mut faults) = (0, 0);
+                    for _ in 0..per_connection {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
+                        let r = tokio::time::timeout(Duration::from_secs(10), echo_void(&server))
+                            .await
+                            .expect("a request hung");
+                        if r.status == 200 {
+                            assert_digested(&r);
+                            ok += 1;
+                        } else {
+                            assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
+                            faults += 1;
+                        }
+                    }
+                    (ok, faults)
+                })
+            })
+            .collect();
+        Load { stop, tasks }
+    }
+
+    /// Stops the load; returns the answered and faulted requests.
+    async fn finish(self) -> (u32, u32) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.wait().await
+    }
+
+    /// Lets every connection send all its requests; returns the answered and faulted.
+    async fn wait(self) -> (u32, u32) {
+        let (mut ok, mut faults) = (0, 0);
+        for t in self.tasks {
+            let (o, f) = t.await.unwrap();
+            ok += o;
+            faults += f;
+        }
+        (ok, faults)
+    }
+}
+
 /// A worker process; SIGKILLed when dropped.
 struct Worker(Child);
 
@@ -130,65 +187,17 @@ async fn handlers_on_worker_processes_over_nats() {
     // worker) or a clear fault, and none hangs.
     let mut w2 = Worker::start(&nats.url(), "body-digest");
     let server = Arc::new(server);
-    let mut load = Vec::new();
-    for _ in 0..16 {
-        let server = server.clone();
-        load.push(tokio::spawn(async move {
-            let (mut ok, mut faults) = (0, 0);
-            for _ in 0..60 {
-                let r = tokio::time::timeout(Duration::from_secs(10), echo_void(&server))
-                    .await
-                    .expect("a request hung");
-                if r.status == 200 {
-                    assert_digested(&r);
-                    ok += 1;
-                } else {
-                    assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
-                    faults += 1;
-                }
-            }
-            (ok, faults)
-        }));
-    }
+    let load = Load::start(&server, 60);
     tokio::time::sleep(Duration::from_millis(150)).await;
     w2.kill();
-    let (mut ok, mut faults) = (0, 0);
-    for t in load {
-        let (o, f) = t.await.unwrap();
-        ok += o;
-        faults += f;
-    }
+    let (ok, faults) = load.wait().await;
     assert_eq!(ok + faults, 16 * 60);
     assert!(ok > 16 * 60 / 2, "{ok} answered, {faults} faulted");
 
     // NATS restarts under a 16-connection load: every request in flight gets its answer
     // or a clear fault (none hangs); then the container and the worker reconnect by
     // themselves and serve again.
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut load = Vec::new();
-    for _ in 0..16 {
-        let (server, stop) = (server.clone(), stop.clone());
-        load.push(tokio::spawn(async move {
-            let (mut ok, mut faults) = (0u32, 0u32);
-            // Bounded: at most 2,000 requests per connection.
-            for _ in 0..2000 {
-                if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    break;
-                }
-                let r = tokio::time::timeout(Duration::from_secs(10), echo_void(&server))
-                    .await
-                    .expect("a request hung while NATS restarted");
-                if r.status == 200 {
-                    assert_digested(&r);
-                    ok += 1;
-                } else {
-                    assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
-                    faults += 1;
-                }
-            }
-            (ok, faults)
-        }));
-    }
+    let load = Load::start(&server, 2000);
     tokio::time::sleep(Duration::from_millis(200)).await;
     nats.stop();
     // While it is down, a request that has to reach the worker faults in bounded time.
@@ -205,13 +214,7 @@ async fn handlers_on_worker_processes_over_nats() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let (mut ok, mut faults) = (0, 0);
-    for t in load {
-        let (o, f) = t.await.unwrap();
-        ok += o;
-        faults += f;
-    }
+    let (ok, faults) = load.finish().await;
     assert!(served, "no answer after NATS came back");
     // (Requests sent just before the outage may still be answered: the client holds
     // them while it reconnects, within the handler's timeout.)

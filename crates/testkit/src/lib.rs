@@ -6,6 +6,7 @@
 //! closes and the guard stops the server it started. Nothing is left running and nothing
 //! else is touched.
 
+mod guard;
 mod nats;
 mod postgres;
 

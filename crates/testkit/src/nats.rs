@@ -1,17 +1,15 @@
 //! A NATS server for tests: `nats-server` (with JetStream, `-js`) on a free loopback port.
 
-use std::io::Write as _;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::free_port;
+use crate::guard::Guard;
 
 /// A running `nats-server`; stopped when dropped (or when the test process ends).
 pub struct NatsServer {
     port: u16,
     dir: tempfile::TempDir,
-    guard: Mutex<Option<(Child, ChildStdin)>>,
+    guard: Guard,
 }
 
 impl NatsServer {
@@ -27,7 +25,7 @@ impl NatsServer {
         let server = NatsServer {
             port: free_port(),
             dir,
-            guard: Mutex::new(None),
+            guard: Guard::default(),
         };
         server.run()?;
         Ok(server)
@@ -36,27 +34,15 @@ impl NatsServer {
     fn run(&self) -> Result<(), String> {
         let store = self.dir.path().join("js");
         let log = self.dir.path().join("server.log");
-        // The guard: starts the server, waits for its stdin to close, stops it by PID.
-        let script = format!(
-            "nats-server -a 127.0.0.1 -p {} -js -sd '{}' >>'{}' 2>&1 & pid=$!; \
-             read _ ; kill -TERM $pid; wait $pid",
-            self.port,
-            store.display(),
-            log.display()
-        );
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("starting nats-server: {e}"))?;
-        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-        *self
-            .guard
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((child, stdin));
+        self.guard.start(
+            &format!(
+                "nats-server -a 127.0.0.1 -p {} -js -sd '{}' >>'{}' 2>&1",
+                self.port,
+                store.display(),
+                log.display()
+            ),
+            "kill -TERM $pid; wait $pid",
+        )?;
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             if Instant::now() > deadline {
@@ -77,16 +63,7 @@ impl NatsServer {
 
     /// Stops the server and waits for it to exit.
     pub fn stop(&self) {
-        let taken = self
-            .guard
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some((mut child, mut stdin)) = taken {
-            let _ = stdin.write_all(b"\n");
-            drop(stdin);
-            let _ = child.wait();
-        }
+        self.guard.stop();
     }
 
     /// Stops the server and starts it again on the same port.

@@ -1,19 +1,19 @@
 //! A PostgreSQL server for tests: `initdb` into a temporary directory and `postgres` on a
 //! free loopback port, as `nobody` when the tests run as root.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::guard::Guard;
 use crate::{free_port, running_as_root};
 
 /// A running PostgreSQL server (trust authentication, superuser `osprey`).
 pub struct Postgres {
     port: u16,
     _dir: tempfile::TempDir,
-    guard: Mutex<Option<(Child, ChildStdin)>>,
+    guard: Guard,
 }
 
 /// The directory holding `initdb` and `postgres`: `$OSPREY_PG_BIN`, else `PATH`, else
@@ -103,29 +103,22 @@ impl Postgres {
         // The guard: starts the server, waits for its stdin to close (the test process
         // ended or dropped the fixture), then stops the server it started, by PID, and
         // removes its files (a fixture held in a static is never dropped).
-        let script = format!(
-            "{as_user}{} -D {} -p {port} -h 127.0.0.1 -k {} >{} 2>&1 & pid=$!; \
-             read _ ; kill -INT $pid; wait $pid; rm -rf {}",
-            q(&bin.join("postgres")),
-            q(&data),
-            q(dir.path()),
-            q(&dir.path().join("server.log")),
-            q(dir.path()),
-        );
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("starting postgres: {e}"))?;
-        let stdin = child.stdin.take().ok_or("no stdin pipe")?;
         let pg = Postgres {
             port,
-            guard: Mutex::new(Some((child, stdin))),
+            guard: Guard::default(),
             _dir: dir,
         };
+        let dir = pg._dir.path();
+        pg.guard.start(
+            &format!(
+                "{as_user}{} -D {} -p {port} -h 127.0.0.1 -k {} >{} 2>&1",
+                q(&bin.join("postgres")),
+                q(&data),
+                q(dir),
+                q(&dir.join("server.log")),
+            ),
+            &format!("kill -INT $pid; wait $pid; rm -rf {}", q(dir)),
+        )?;
         // It listens before it has finished starting up: wait for its own word.
         let deadline = Instant::now() + Duration::from_secs(30);
         let log = pg._dir.path().join("server.log");
@@ -158,16 +151,7 @@ impl Postgres {
 
     /// Stops the server and waits for it to exit.
     pub fn stop(&self) {
-        let taken = self
-            .guard
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some((mut child, mut stdin)) = taken {
-            let _ = stdin.write_all(b"\n");
-            drop(stdin);
-            let _ = child.wait();
-        }
+        self.guard.stop();
     }
 }
 
