@@ -636,8 +636,11 @@ impl<'a> XmlReader<'a> {
         let mut pending: Vec<(&'a str, Cow<'a, str>)> = Vec::new();
         // Most elements of a message have no attributes: don't build an iterator for them.
         let has_attributes = !is_whitespace(start.attributes_raw());
+        // quick-xml's duplicate check compares raw names; the check below compares the
+        // expanded names that XML Namespaces requires to be unique, so it is the one kept.
         for attr in start
             .attributes()
+            .with_checks(false)
             .take(if has_attributes { usize::MAX } else { 0 })
         {
             let attr = attr.map_err(|e| XmlError::Malformed {
@@ -645,12 +648,36 @@ impl<'a> XmlReader<'a> {
                 message: e.to_string(),
             })?;
             count += 1;
-            let value = attr
-                .normalized_value(XmlVersion::Implicit1_0)
-                .map_err(|e| self.escape_error(e, at))?;
+            // Most values have no reference and no whitespace to normalise: take them as
+            // they are.
+            let value = match &attr.value {
+                Cow::Borrowed(raw)
+                    if !raw
+                        .bytes()
+                        .any(|b| matches!(b, b'&' | b'\t' | b'\n' | b'\r')) =>
+                {
+                    Cow::Borrowed(*raw)
+                }
+                _ => attr
+                    .normalized_value(XmlVersion::Implicit1_0)
+                    .map_err(|e| self.escape_error(e, at))?,
+            };
             self.check_attribute(count, attr.key.0.len(), value.len())?;
             let key = self.name(attr.key)?;
             let value = self.rebase_cow(value);
+            if (key == "xmlns" || key.starts_with("xmlns:"))
+                && self
+                    .ns
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.depth == self.depth)
+                    .any(|b| b.prefix == key.strip_prefix("xmlns:").unwrap_or(""))
+            {
+                return Err(XmlError::Malformed {
+                    offset: at,
+                    message: format!("duplicate attribute {key}"),
+                });
+            }
             if key == "xmlns" {
                 self.ns.push(Binding {
                     prefix: "",

@@ -235,3 +235,28 @@ fn skimming_reports_plain_text_only() {
         assert_eq!(skim(not_plain), None, "{not_plain}");
     }
 }
+
+#[test]
+fn attributes_are_unique_by_expanded_name_and_values_are_normalised() {
+    let l = Limits::default();
+    for dup in [
+        &br#"<a x="1" x="2"/>"#[..],
+        br#"<a xmlns:p="urn:p" xmlns:q="urn:p" p:x="1" q:x="2"/>"#,
+        br#"<a xmlns:p="urn:p" xmlns:p="urn:q"/>"#,
+        br#"<a xmlns="urn:p" xmlns="urn:q"/>"#,
+    ] {
+        assert!(
+            read_all(dup, &l).is_err(),
+            "{} was accepted",
+            String::from_utf8_lossy(dup)
+        );
+    }
+    // The same prefix may be declared again on a child.
+    assert!(read_all(br#"<a xmlns:p="urn:p"><b xmlns:p="urn:q"/></a>"#, &l).is_ok());
+    // Values with references or whitespace still go through normalisation.
+    let mut r = XmlReader::new(br#"<a x="1&amp;2" y="a&#9;b&#10;" z="p	q"/>"#, &l).unwrap();
+    r.next_child().unwrap().unwrap();
+    assert_eq!(r.attribute("", "x"), Some("1&2"));
+    assert_eq!(r.attribute("", "y"), Some("a\tb\n"));
+    assert_eq!(r.attribute("", "z"), Some("p q"));
+}
