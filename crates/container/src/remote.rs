@@ -366,7 +366,7 @@ fn fault_reply(version: SoapVersion, e: &ContainerError) -> Bytes {
 }
 
 /// Serves `handler` on `bus` (subject `subject`, its queue group) until the returned
-/// [`Serving`] is drained or dropped. Each request runs on a blocking-safe task of the
+/// [`Serving`] is drained or dropped. Each request runs as a task of the
 /// current runtime.
 ///
 /// # Errors
