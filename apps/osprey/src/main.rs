@@ -354,7 +354,13 @@ async fn handler_worker(a: HandlerWorkerArgs) -> anyhow::Result<()> {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let operations = osprey::builtin_operations()?;
+    // Only schema validation needs the services' operations (building them opens the
+    // built-in services' state).
+    let operations = if a.handlers.iter().any(|h| h == "schema-validate") {
+        osprey::builtin_operations()?
+    } else {
+        Vec::new()
+    };
     let handlers = a
         .handlers
         .iter()

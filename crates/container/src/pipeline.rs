@@ -60,7 +60,6 @@ enum Step {
 pub struct Pipeline {
     stages: Vec<Stage>,
     steps: Vec<Step>,
-    handlers: Vec<Arc<dyn Handler>>,
     understood: Vec<QName>,
 }
 
@@ -81,7 +80,6 @@ impl Pipeline {
             .flat_map(|s| s.handler.understands().iter().cloned())
             .collect();
         Pipeline {
-            handlers: stages.iter().map(|s| s.handler.clone()).collect(),
             steps: plan(&stages, mode),
             stages,
             understood,
@@ -89,8 +87,8 @@ impl Pipeline {
     }
 
     /// The handlers, in inbound order.
-    pub fn handlers(&self) -> &[Arc<dyn Handler>] {
-        &self.handlers
+    pub fn handlers(&self) -> impl Iterator<Item = &Arc<dyn Handler>> {
+        self.stages.iter().map(|s| &s.handler)
     }
 
     /// How many handlers run on workers.
@@ -143,7 +141,7 @@ impl Pipeline {
     /// Runs the first `ran` handlers outbound, in reverse order (a placed handler's
     /// outbound work runs here, in the container).
     pub fn outbound(&self, ran: usize, ctx: &mut MessageContext, outcome: &mut crate::Outcome) {
-        for h in self.handlers[..ran].iter().rev() {
+        for h in self.stages[..ran].iter().rev().map(|s| &s.handler) {
             if catch_unwind(AssertUnwindSafe(|| h.outbound(ctx, outcome))).is_err() {
                 *outcome = Err(ContainerError::Panicked(format!("handler {}", h.name())));
             }

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
-use tokio_postgres::{Client, NoTls, Statement};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use crate::StoreError;
 
@@ -315,6 +316,32 @@ impl SharedStore {
         Ok(fresh)
     }
 
+    /// Runs the statement `pick` chooses on a pooled connection; rows changed.
+    async fn execute(
+        &self,
+        pick: fn(&Statements) -> &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, StoreError> {
+        let c = self.conn().await?;
+        c.client
+            .execute(pick(&c.st), params)
+            .await
+            .map_err(|e| db(&e))
+    }
+
+    /// Runs the query `pick` chooses on a pooled connection; its rows.
+    async fn query(
+        &self,
+        pick: fn(&Statements) -> &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError> {
+        let c = self.conn().await?;
+        c.client
+            .query(pick(&c.st), params)
+            .await
+            .map_err(|e| db(&e))
+    }
+
     /// Stores a new record.
     ///
     /// # Errors
@@ -326,11 +353,8 @@ impl SharedStore {
         value: &[u8],
         expires: Option<i64>,
     ) -> Result<(), StoreError> {
-        let c = self.conn().await?;
-        c.client
-            .execute(&c.st.insert, &[&kind, &key, &value, &expires])
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(|s| &s.insert, &[&kind, &key, &value, &expires])
+            .await?;
         Ok(())
     }
 
@@ -350,15 +374,12 @@ impl SharedStore {
         value: &[u8],
         expires: Option<i64>,
     ) -> Result<bool, StoreError> {
-        let c = self.conn().await?;
-        let n = c
-            .client
+        let n = self
             .execute(
-                &c.st.insert_owned,
+                |s| &s.insert_owned,
                 &[&owner_kind, &owner, &now, &kind, &key, &value, &expires],
             )
-            .await
-            .map_err(|e| db(&e))?;
+            .await?;
         Ok(n == 1)
     }
 
@@ -367,13 +388,8 @@ impl SharedStore {
     /// # Errors
     /// [`StoreError::Database`].
     pub async fn get(&self, kind: &str, key: &str) -> Result<Option<Versioned>, StoreError> {
-        let c = self.conn().await?;
-        let row = c
-            .client
-            .query_opt(&c.st.get, &[&kind, &key])
-            .await
-            .map_err(|e| db(&e))?;
-        Ok(row.map(|r| Versioned {
+        let rows = self.query(|s| &s.get, &[&kind, &key]).await?;
+        Ok(rows.into_iter().next().map(|r| Versioned {
             value: r.get(0),
             version: r.get(1),
             expires: r.get(2),
@@ -394,12 +410,9 @@ impl SharedStore {
         value: &[u8],
         expires: Option<i64>,
     ) -> Result<bool, StoreError> {
-        let c = self.conn().await?;
-        let n = c
-            .client
-            .execute(&c.st.replace, &[&kind, &key, &version, &value, &expires])
-            .await
-            .map_err(|e| db(&e))?;
+        let n = self
+            .execute(|s| &s.replace, &[&kind, &key, &version, &value, &expires])
+            .await?;
         Ok(n == 1)
     }
 
@@ -412,12 +425,7 @@ impl SharedStore {
         kind: &str,
         owner: &str,
     ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        let c = self.conn().await?;
-        let rows = c
-            .client
-            .query(&c.st.owned, &[&kind, &owner])
-            .await
-            .map_err(|e| db(&e))?;
+        let rows = self.query(|s| &s.owned, &[&kind, &owner]).await?;
         Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
@@ -426,12 +434,9 @@ impl SharedStore {
     /// # Errors
     /// [`StoreError::Database`].
     pub async fn delete_live(&self, kind: &str, key: &str, now: i64) -> Result<bool, StoreError> {
-        let c = self.conn().await?;
-        let n = c
-            .client
-            .execute(&c.st.delete_live, &[&kind, &key, &now])
-            .await
-            .map_err(|e| db(&e))?;
+        let n = self
+            .execute(|s| &s.delete_live, &[&kind, &key, &now])
+            .await?;
         Ok(n == 1)
     }
 
@@ -450,17 +455,12 @@ impl SharedStore {
         now: i64,
         expired: bool,
     ) -> Result<Option<Removed>, StoreError> {
-        let c = self.conn().await?;
-        let st = if expired {
-            &c.st.remove_expired
+        let pick: fn(&Statements) -> &Statement = if expired {
+            |s| &s.remove_expired
         } else {
-            &c.st.remove_live
+            |s| &s.remove_live
         };
-        let rows = c
-            .client
-            .query(st, &[&kind, &key, &now, &owned_kind])
-            .await
-            .map_err(|e| db(&e))?;
+        let rows = self.query(pick, &[&kind, &key, &now, &owned_kind]).await?;
         let mut removed: Option<Removed> = None;
         let mut owned = Vec::new();
         for r in rows {
@@ -487,12 +487,7 @@ impl SharedStore {
     /// # Errors
     /// [`StoreError::Database`].
     pub async fn expired(&self, kind: &str, now: i64) -> Result<Vec<String>, StoreError> {
-        let c = self.conn().await?;
-        let rows = c
-            .client
-            .query(&c.st.expired, &[&kind, &now])
-            .await
-            .map_err(|e| db(&e))?;
+        let rows = self.query(|s| &s.expired, &[&kind, &now]).await?;
         Ok(rows.into_iter().map(|r| r.get(0)).collect())
     }
 
@@ -501,12 +496,7 @@ impl SharedStore {
     /// # Errors
     /// [`StoreError::Database`].
     pub async fn delete_expired(&self, kind: &str, now: i64) -> Result<Vec<String>, StoreError> {
-        let c = self.conn().await?;
-        let rows = c
-            .client
-            .query(&c.st.delete_expired, &[&kind, &now])
-            .await
-            .map_err(|e| db(&e))?;
+        let rows = self.query(|s| &s.delete_expired, &[&kind, &now]).await?;
         Ok(rows.into_iter().map(|r| r.get(0)).collect())
     }
 
@@ -515,13 +505,9 @@ impl SharedStore {
     /// # Errors
     /// [`StoreError::Database`].
     pub async fn count(&self, kind: &str) -> Result<u64, StoreError> {
-        let c = self.conn().await?;
-        let row = c
-            .client
-            .query_one(&c.st.count, &[&kind])
-            .await
-            .map_err(|e| db(&e))?;
-        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+        let rows = self.query(|s| &s.count, &[&kind]).await?;
+        let n = rows.first().map_or(0, |r| r.get::<_, i64>(0));
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 }
 
