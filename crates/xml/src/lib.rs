@@ -5,7 +5,8 @@
 //! ([`XmlWriter`]) with fast number formatting. It deliberately knows nothing about
 //! SOAP, schemas or I/O: bytes go in, events and bytes come out.
 //!
-//! Only this crate names the underlying parser (quick-xml).
+//! The tokenizer is this crate's own ([`lexer`](self)): it reads a message that was checked
+//! as UTF-8 once and hands out slices of it.
 //!
 //! ```
 //! use osprey_xml::{Limits, XmlReader, XmlEvent};
@@ -16,6 +17,7 @@
 //! ```
 
 mod error;
+mod lexer;
 mod limits;
 mod number;
 mod qname;

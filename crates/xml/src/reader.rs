@@ -1,4 +1,5 @@
-//! The pull reader: quick-xml's tokenizer plus namespace resolution and [`Limits`].
+//! The pull reader: the tokenizer ([`crate::lexer`]) plus nesting, namespace resolution
+//! and [`Limits`].
 //!
 //! It refuses what a SOAP message never needs and an attacker always wants: DTDs (so no
 //! entity expansion, internal or external), processing instructions, non-UTF-8
@@ -7,10 +8,7 @@
 
 use std::borrow::Cow;
 
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::name::QName as RawName;
-use quick_xml::XmlVersion;
-
+use crate::lexer::{self, EscapeError, LexError, Lexer, Token};
 use crate::{Limits, XmlError, XML_NS};
 
 /// One step of a document, as [`XmlReader::next_event`] returns it.
@@ -117,7 +115,7 @@ struct Binding<'a> {
 /// ```
 pub struct XmlReader<'a> {
     src: &'a str,
-    inner: quick_xml::Reader<&'a [u8]>,
+    lexer: Lexer<'a>,
     base: usize,
     limits: Limits,
     depth: usize,
@@ -133,6 +131,11 @@ pub struct XmlReader<'a> {
     /// innermost first, whose end tags must close the document.
     open: &'a [Box<str>],
     closed: usize,
+    /// Raw names of the elements whose start tags the lexer has read and whose end tags
+    /// it has not, innermost last: an end tag must name the last one.
+    names: Vec<&'a str>,
+    /// The last start tag was `<a/>`: its end comes next.
+    empty_end: bool,
 }
 
 impl<'a> XmlReader<'a> {
@@ -185,18 +188,13 @@ impl<'a> XmlReader<'a> {
     ) -> Self {
         let mut r = Self::fragment(text, base, scope, limits);
         r.open = open;
-        r.inner.config_mut().allow_unmatched_ends = true;
         r
     }
 
     fn over(src: &'a str, base: usize, limits: &Limits, fragment: bool) -> Self {
-        let mut inner = quick_xml::Reader::from_str(src);
-        let config = inner.config_mut();
-        config.enable_all_checks(true);
-        config.expand_empty_elements = true;
         XmlReader {
             src,
-            inner,
+            lexer: Lexer::new(src),
             base,
             limits: limits.clone(),
             depth: 0,
@@ -210,6 +208,8 @@ impl<'a> XmlReader<'a> {
             last_end: 0,
             open: &[],
             closed: 0,
+            names: Vec::new(),
+            empty_end: false,
         }
     }
 
@@ -398,65 +398,70 @@ impl<'a> XmlReader<'a> {
         if self.peeked.is_some() {
             return self.skip_element().map(|()| None);
         }
+        let start = self.offset();
+        if std::mem::take(&mut self.empty_end) {
+            self.end()?;
+            return Ok(Some(start..start));
+        }
         let target = self.depth.saturating_sub(1);
         let mut depth = self.depth;
         // The plain text seen so far: Some(range) until anything else shows up.
-        let start = self.offset();
         let mut plain: Option<std::ops::Range<usize>> = Some(start..start);
         loop {
             let at = self.offset();
-            match self.inner.read_event().map_err(|e| self.malformed(e))? {
-                Event::Start(start) => {
+            match self.token()? {
+                Token::Start { name, empty } => {
                     plain = None;
                     depth += 1;
-                    self.count_element(depth, start.name().0.len())?;
-                    for (i, attr) in start.attributes().enumerate() {
-                        let attr = attr.map_err(|e| XmlError::Malformed {
-                            offset: at,
-                            message: e.to_string(),
-                        })?;
-                        self.check_attribute(i + 1, attr.key.0.len(), attr.value.len())?;
+                    self.count_element(depth, name.len())?;
+                    for (i, attr) in self.lexer.attributes().iter().enumerate() {
+                        self.check_attribute(i + 1, attr.name.len(), attr.value.len())?;
+                        if !attr.plain {
+                            lexer::unescape(attr.value, true).map_err(|e| self.escape(e, at))?;
+                        }
+                    }
+                    if empty {
+                        depth -= 1;
+                    } else {
+                        self.names.push(name);
                     }
                 }
-                Event::End(_) => {
+                Token::End { name } => {
+                    self.close(name, at)?;
                     depth -= 1;
                     if depth == target {
                         self.depth = depth + 1;
                         return self.end().map(|()| plain);
                     }
                 }
-                Event::Text(t) => {
-                    let len = t.as_ref().len();
-                    if len > self.limits.max_text_len {
+                Token::Text {
+                    raw,
+                    plain: no_escapes,
+                } => {
+                    if raw.len() > self.limits.max_text_len {
                         return Err(self.limit("text length", self.limits.max_text_len));
                     }
-                    // One run of text directly inside the element.
+                    if !no_escapes {
+                        lexer::unescape(raw, false).map_err(|e| self.escape(e, at))?;
+                    }
+                    // One run of plain text directly inside the element.
                     plain = match plain {
-                        Some(r) if r.is_empty() && depth == self.depth => Some(at..at + len),
+                        Some(r) if no_escapes && r.is_empty() && depth == self.depth => {
+                            Some(at..at + raw.len())
+                        }
                         _ => None,
                     };
                 }
-                Event::CData(c) => {
+                Token::CData(c) => {
                     plain = None;
-                    if c.as_ref().len() > self.limits.max_text_len {
+                    if c.len() > self.limits.max_text_len {
                         return Err(self.limit("text length", self.limits.max_text_len));
                     }
                 }
-                Event::GeneralRef(r) => {
-                    plain = None;
-                    if !r.is_char_ref() && predefined(&r.clone().into_inner()).is_none() {
-                        return Err(XmlError::UndeclaredEntity {
-                            name: r.into_inner().into_owned(),
-                        });
-                    }
-                }
-                Event::Comment(_) => plain = None,
-                Event::Empty(_) => unreachable!("expand_empty_elements is set"),
-                Event::Decl(_) | Event::PI(_) => {
-                    return Err(XmlError::ProcessingInstructionForbidden)
-                }
-                Event::DocType(_) => return Err(XmlError::DoctypeForbidden),
-                Event::Eof => return Err(XmlError::UnexpectedEof),
+                Token::Comment => plain = None,
+                Token::Decl(_) | Token::Pi => return Err(XmlError::ProcessingInstructionForbidden),
+                Token::Doctype => return Err(XmlError::DoctypeForbidden),
+                Token::Eof => return Err(XmlError::UnexpectedEof),
             }
         }
     }
@@ -487,7 +492,7 @@ impl<'a> XmlReader<'a> {
     }
 
     fn offset(&self) -> usize {
-        self.base + self.inner.buffer_position() as usize
+        self.base + self.lexer.position()
     }
 
     fn limit(&self, limit: &'static str, max: usize) -> XmlError {
@@ -501,98 +506,83 @@ impl<'a> XmlReader<'a> {
         }
     }
 
-    /// Re-borrows `s`, a slice of the input, for the input's lifetime.
-    fn rebase(&self, s: &str) -> Option<&'a str> {
-        let start = (s.as_ptr() as usize).checked_sub(self.src.as_ptr() as usize)?;
-        self.src.get(start..start + s.len())
-    }
-
-    fn rebase_cow(&self, c: Cow<'_, str>) -> Cow<'a, str> {
-        match c {
-            Cow::Borrowed(s) => match self.rebase(s) {
-                Some(s) => Cow::Borrowed(s),
-                None => Cow::Owned(s.to_owned()),
-            },
-            Cow::Owned(s) => Cow::Owned(s),
-        }
+    /// The next token, its lexer error turned into an [`XmlError`].
+    fn token(&mut self) -> Result<Token<'a>, XmlError> {
+        let token = self.lexer.next_token().map_err(|e| self.lex_error(e));
+        self.first = false;
+        token
     }
 
     fn raw_next(&mut self) -> Result<Piece<'a>, XmlError> {
+        if std::mem::take(&mut self.empty_end) {
+            return Ok(Piece::Event(XmlEvent::End));
+        }
         loop {
             let at = self.offset();
-            let event = self.inner.read_event().map_err(|e| self.malformed(e))?;
-            let first = std::mem::replace(&mut self.first, false);
-            return Ok(match event {
-                Event::Start(start) => Piece::Event(XmlEvent::Start(self.start(&start, at)?)),
-                Event::End(e) if self.depth == 0 => {
-                    // Only a resumed reader gets here (allow_unmatched_ends): the end tag
-                    // must close the next ancestor that was open where it started.
-                    if self.open.get(self.closed).map(|n| &**n) != Some(e.name().0) {
+            let first = self.first;
+            return Ok(match self.token()? {
+                Token::Start { name, empty } => {
+                    let start = self.start(name, at)?;
+                    if empty {
+                        self.empty_end = true;
+                    } else {
+                        self.names.push(name);
+                    }
+                    Piece::Event(XmlEvent::Start(start))
+                }
+                Token::End { name } if self.names.is_empty() && self.fragment => {
+                    // A resumed reader: the end tag must close the next ancestor that was
+                    // open where it started.
+                    if self.open.get(self.closed).map(|n| &**n) != Some(name) {
                         return Err(XmlError::Malformed {
                             offset: at,
-                            message: format!("unexpected end tag </{}>", e.name().0),
+                            message: format!("unexpected end tag </{name}>"),
                         });
                     }
                     self.closed += 1;
                     continue;
                 }
-                Event::End(_) => Piece::Event(XmlEvent::End),
-                Event::Empty(_) => unreachable!("expand_empty_elements is set"),
-                Event::Text(t) => {
-                    let text = self.rebase_cow(t.xml10_content());
-                    self.text_allowed(&text)?;
+                Token::End { name } => {
+                    self.close(name, at)?;
+                    Piece::Event(XmlEvent::End)
+                }
+                Token::Text { raw, plain } => {
+                    if self.depth == 0 && !is_whitespace(raw) {
+                        return Err(self.unexpected("text outside the root element"));
+                    }
+                    let text = if plain {
+                        Cow::Borrowed(raw)
+                    } else {
+                        lexer::unescape(raw, false).map_err(|e| self.escape(e, at))?
+                    };
+                    if text.len() > self.limits.max_text_len {
+                        return Err(self.limit("text length", self.limits.max_text_len));
+                    }
                     Piece::Text(text)
                 }
-                Event::CData(c) => {
-                    let text = self.rebase_cow(c.xml10_content());
+                Token::CData(c) => {
                     if self.depth == 0 {
                         return Err(self.unexpected("CDATA outside the root element"));
                     }
-                    Piece::Text(text)
-                }
-                Event::GeneralRef(r) => {
-                    let c = match r.resolve_char_ref() {
-                        Ok(Some(c)) => c,
-                        Ok(None) => {
-                            let name = r.into_inner();
-                            match predefined(&name) {
-                                Some(c) => c,
-                                None => {
-                                    return Err(XmlError::UndeclaredEntity {
-                                        name: name.into_owned(),
-                                    })
-                                }
-                            }
-                        }
-                        Err(e) => {
-                            return Err(XmlError::Malformed {
-                                offset: at,
-                                message: e.to_string(),
-                            })
-                        }
-                    };
-                    if self.depth == 0 {
-                        return Err(self.unexpected("reference outside the root element"));
+                    if c.len() > self.limits.max_text_len {
+                        return Err(self.limit("text length", self.limits.max_text_len));
                     }
-                    Piece::Text(Cow::Owned(c.to_string()))
+                    Piece::Text(Cow::Borrowed(c))
                 }
-                Event::Comment(_) => continue,
-                Event::Decl(d) if first && !self.fragment => {
-                    if let Some(enc) = d.encoding() {
-                        let enc = enc.map_err(|e| self.malformed(e.into()))?;
+                Token::Comment => continue,
+                Token::Decl(d) if first && !self.fragment => {
+                    if let Some(enc) = lexer::pseudo_attribute(d, "encoding") {
                         if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
                             return Err(XmlError::UnsupportedEncoding {
-                                encoding: enc.into_owned(),
+                                encoding: enc.to_owned(),
                             });
                         }
                     }
                     continue;
                 }
-                Event::Decl(_) | Event::PI(_) => {
-                    return Err(XmlError::ProcessingInstructionForbidden)
-                }
-                Event::DocType(_) => return Err(XmlError::DoctypeForbidden),
-                Event::Eof => {
+                Token::Decl(_) | Token::Pi => return Err(XmlError::ProcessingInstructionForbidden),
+                Token::Doctype => return Err(XmlError::DoctypeForbidden),
+                Token::Eof => {
                     if self.depth > 0
                         || (!self.root_done && !self.fragment)
                         || self.closed < self.open.len()
@@ -605,114 +595,49 @@ impl<'a> XmlReader<'a> {
         }
     }
 
-    fn malformed(&self, e: quick_xml::Error) -> XmlError {
+    /// Checks that an end tag closes the innermost open element.
+    fn close(&mut self, name: &str, at: usize) -> Result<(), XmlError> {
+        match self.names.pop() {
+            Some(open) if open == name => Ok(()),
+            Some(open) => Err(XmlError::Malformed {
+                offset: at,
+                message: format!("end tag </{name}> does not match <{open}>"),
+            }),
+            None => Err(XmlError::Malformed {
+                offset: at,
+                message: format!("end tag </{name}> without a start tag"),
+            }),
+        }
+    }
+
+    fn lex_error(&self, e: LexError) -> XmlError {
         XmlError::Malformed {
-            offset: self.base + self.inner.error_position() as usize,
-            message: e.to_string(),
+            offset: self.base + e.offset,
+            message: e.message.to_owned(),
         }
     }
 
-    fn text_allowed(&self, text: &str) -> Result<(), XmlError> {
-        if text.len() > self.limits.max_text_len {
-            return Err(self.limit("text length", self.limits.max_text_len));
+    fn escape(&self, e: EscapeError, at: usize) -> XmlError {
+        match e {
+            EscapeError::Undeclared(name) => XmlError::UndeclaredEntity { name },
+            EscapeError::Malformed(offset, message) => XmlError::Malformed {
+                offset: at + offset,
+                message: message.to_owned(),
+            },
         }
-        if self.depth == 0 && !is_whitespace(text) {
-            return Err(self.unexpected("text outside the root element"));
-        }
-        Ok(())
     }
 
-    fn start(&mut self, start: &BytesStart<'_>, at: usize) -> Result<StartElement<'a>, XmlError> {
+    fn start(&mut self, raw: &'a str, at: usize) -> Result<StartElement<'a>, XmlError> {
         if self.depth == 0 && self.root_done {
             return Err(self.unexpected("a second root element"));
         }
         self.depth += 1;
-        self.count_element(self.depth, start.name().0.len())?;
-        let raw = self.name(start.name())?;
-
-        // Namespace declarations first: they apply to this element's own name and attributes.
+        self.count_element(self.depth, raw.len())?;
         self.attrs.clear();
-        let mut count = 0;
-        let mut pending: Vec<(&'a str, Cow<'a, str>)> = Vec::new();
-        // Most elements of a message have no attributes: don't build an iterator for them.
-        let has_attributes = !is_whitespace(start.attributes_raw());
-        // quick-xml's duplicate check compares raw names; the check below compares the
-        // expanded names that XML Namespaces requires to be unique, so it is the one kept.
-        for attr in start
-            .attributes()
-            .with_checks(false)
-            .take(if has_attributes { usize::MAX } else { 0 })
-        {
-            let attr = attr.map_err(|e| XmlError::Malformed {
-                offset: at,
-                message: e.to_string(),
-            })?;
-            count += 1;
-            // Most values have no reference and no whitespace to normalise: take them as
-            // they are.
-            let value = match &attr.value {
-                Cow::Borrowed(raw)
-                    if !raw
-                        .bytes()
-                        .any(|b| matches!(b, b'&' | b'\t' | b'\n' | b'\r')) =>
-                {
-                    Cow::Borrowed(*raw)
-                }
-                _ => attr
-                    .normalized_value(XmlVersion::Implicit1_0)
-                    .map_err(|e| self.escape_error(e, at))?,
-            };
-            self.check_attribute(count, attr.key.0.len(), value.len())?;
-            let key = self.name(attr.key)?;
-            let value = self.rebase_cow(value);
-            if (key == "xmlns" || key.starts_with("xmlns:"))
-                && self
-                    .ns
-                    .iter()
-                    .rev()
-                    .take_while(|b| b.depth == self.depth)
-                    .any(|b| b.prefix == key.strip_prefix("xmlns:").unwrap_or(""))
-            {
-                return Err(XmlError::Malformed {
-                    offset: at,
-                    message: format!("duplicate attribute {key}"),
-                });
-            }
-            if key == "xmlns" {
-                self.ns.push(Binding {
-                    prefix: "",
-                    uri: value,
-                    depth: self.depth,
-                });
-            } else if let Some(prefix) = key.strip_prefix("xmlns:") {
-                if value.is_empty() || prefix == "xmlns" || (prefix == "xml") != (value == XML_NS) {
-                    return Err(XmlError::Malformed {
-                        offset: at,
-                        message: format!("illegal namespace declaration {key}"),
-                    });
-                }
-                self.ns.push(Binding {
-                    prefix,
-                    uri: value,
-                    depth: self.depth,
-                });
-            } else {
-                pending.push((key, value));
-            }
-        }
-        for (key, value) in pending {
-            let (ns, local) = match key.split_once(':') {
-                Some((prefix, local)) => (self.lookup(prefix)?, local),
-                None => (Cow::Borrowed(""), key),
-            };
-            if self.attrs.iter().any(|a| a.local == local && a.ns == ns) {
-                return Err(XmlError::Malformed {
-                    offset: at,
-                    message: format!("duplicate attribute {key}"),
-                });
-            }
-            self.attrs.push(Attribute { ns, local, value });
-        }
+        let raw_attrs = self.lexer.take_attributes();
+        let checked = self.attributes_of(&raw_attrs, at);
+        self.lexer.restore_attributes(raw_attrs);
+        checked?;
         let (ns, local_at) = match raw.bytes().position(|b| b == b':') {
             Some(i) => (self.lookup(&raw[..i])?, i + 1),
             None => (self.lookup("")?, 0),
@@ -725,16 +650,85 @@ impl<'a> XmlReader<'a> {
         })
     }
 
-    fn escape_error(&self, e: quick_xml::Error, at: usize) -> XmlError {
-        match e {
-            quick_xml::Error::Escape(quick_xml::escape::EscapeError::UnrecognizedEntity(
-                _,
-                name,
-            )) => XmlError::UndeclaredEntity { name },
-            e => XmlError::Malformed {
-                offset: at,
-                message: e.to_string(),
-            },
+    /// Applies a start tag's namespace declarations, then resolves and checks its other
+    /// attributes into `self.attrs`.
+    fn attributes_of(
+        &mut self,
+        raw: &[lexer::RawAttribute<'a>],
+        at: usize,
+    ) -> Result<(), XmlError> {
+        // Namespace declarations first: they apply to this element's own name and attributes.
+        let mut others = 0;
+        for (i, attr) in raw.iter().enumerate() {
+            self.check_attribute(i + 1, attr.name.len(), attr.value.len())?;
+            let (prefix, named) = match attr.name.strip_prefix("xmlns") {
+                Some("") => ("", false),
+                Some(p) if p.starts_with(':') => (&p[1..], true),
+                _ => {
+                    others += 1;
+                    continue;
+                }
+            };
+            let uri = self.value(attr, at)?;
+            if named
+                && (prefix.is_empty()
+                    || uri.is_empty()
+                    || prefix == "xmlns"
+                    || (prefix == "xml") != (uri == XML_NS))
+            {
+                return Err(XmlError::Malformed {
+                    offset: at,
+                    message: format!("illegal namespace declaration {}", attr.name),
+                });
+            }
+            if self
+                .ns
+                .iter()
+                .rev()
+                .take_while(|b| b.depth == self.depth)
+                .any(|b| b.prefix == prefix)
+            {
+                return Err(XmlError::Malformed {
+                    offset: at,
+                    message: format!("duplicate attribute {}", attr.name),
+                });
+            }
+            self.ns.push(Binding {
+                prefix,
+                uri,
+                depth: self.depth,
+            });
+        }
+        if others == 0 {
+            return Ok(());
+        }
+        for attr in raw {
+            if attr.name == "xmlns" || attr.name.starts_with("xmlns:") {
+                continue;
+            }
+            let (ns, local) = match attr.name.split_once(':') {
+                Some((prefix, local)) => (self.lookup(prefix)?, local),
+                None => (Cow::Borrowed(""), attr.name),
+            };
+            // XML Namespaces requires expanded names, not just raw ones, to be unique.
+            if self.attrs.iter().any(|a| a.local == local && a.ns == ns) {
+                return Err(XmlError::Malformed {
+                    offset: at,
+                    message: format!("duplicate attribute {}", attr.name),
+                });
+            }
+            let value = self.value(attr, at)?;
+            self.attrs.push(Attribute { ns, local, value });
+        }
+        Ok(())
+    }
+
+    /// An attribute's normalised value.
+    fn value(&self, attr: &lexer::RawAttribute<'a>, at: usize) -> Result<Cow<'a, str>, XmlError> {
+        if attr.plain {
+            Ok(Cow::Borrowed(attr.value))
+        } else {
+            lexer::unescape(attr.value, true).map_err(|e| self.escape(e, at))
         }
     }
 
@@ -774,12 +768,6 @@ impl<'a> XmlReader<'a> {
         Ok(())
     }
 
-    /// Re-borrows a name for the input's lifetime (its length is checked by the callers).
-    fn name(&self, name: RawName<'_>) -> Result<&'a str, XmlError> {
-        self.rebase(name.0)
-            .ok_or_else(|| self.unexpected("a name outside the input"))
-    }
-
     fn lookup(&self, prefix: &str) -> Result<Cow<'a, str>, XmlError> {
         if prefix == "xml" {
             return Ok(Cow::Borrowed(XML_NS));
@@ -812,17 +800,6 @@ impl<'a> XmlReader<'a> {
 enum Piece<'a> {
     Event(XmlEvent<'a>),
     Text(Cow<'a, str>),
-}
-
-fn predefined(name: &str) -> Option<char> {
-    Some(match name {
-        "lt" => '<',
-        "gt" => '>',
-        "amp" => '&',
-        "apos" => '\'',
-        "quot" => '"',
-        _ => return None,
-    })
 }
 
 /// True when `s` holds only XML whitespace (space, tab, CR, LF).
