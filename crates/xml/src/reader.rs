@@ -265,7 +265,8 @@ impl<'a> XmlReader<'a> {
         }
     }
 
-    /// The next event, with adjacent character data merged into one [`XmlEvent::Text`].
+    /// The next event, with adjacent character data merged into one [`XmlEvent::Text`]
+    /// (never empty).
     ///
     /// # Errors
     /// Any [`XmlError`]: the document is malformed, forbidden or over a limit. After an
@@ -280,12 +281,15 @@ impl<'a> XmlReader<'a> {
         };
         loop {
             match self.raw_next()? {
+                Piece::Text(t) if text.is_empty() => text = t,
                 Piece::Text(t) => {
                     text.to_mut().push_str(&t);
                     if text.len() > self.limits.max_text_len {
                         return Err(self.limit("text length", self.limits.max_text_len));
                     }
                 }
+                // Empty CDATA sections make no text.
+                Piece::Event(e) if text.is_empty() => return self.deliver(e),
                 Piece::Event(e) => {
                     self.peeked = Some(e);
                     return Ok(XmlEvent::Text(text));
@@ -300,6 +304,42 @@ impl<'a> XmlReader<'a> {
     /// # Errors
     /// [`XmlError::UnexpectedContent`] for non-whitespace text, or any reading error.
     pub fn next_child(&mut self) -> Result<Option<StartElement<'a>>, XmlError> {
+        if self.peeked.is_none() {
+            // Straight from the tokenizer: the common tokens here are tags.
+            if std::mem::take(&mut self.empty_end) {
+                self.end()?;
+                return Ok(None);
+            }
+            loop {
+                let at = self.offset();
+                let first = self.first;
+                let piece = match self.token()? {
+                    Token::Start { name, empty } => return self.open(name, empty, at).map(Some),
+                    Token::End { name } if !self.names.is_empty() => {
+                        self.close(name, at)?;
+                        self.end()?;
+                        return Ok(None);
+                    }
+                    Token::Comment => continue,
+                    token => match self.piece(token, at, first)? {
+                        Some(piece) => piece,
+                        None => continue,
+                    },
+                };
+                match piece {
+                    Piece::Event(XmlEvent::Start(s)) => return Ok(Some(s)),
+                    Piece::Event(XmlEvent::End) => {
+                        self.end()?;
+                        return Ok(None);
+                    }
+                    Piece::Text(t) | Piece::Event(XmlEvent::Text(t)) if is_whitespace(&t) => {}
+                    Piece::Text(_) | Piece::Event(XmlEvent::Text(_)) => {
+                        return Err(self.unexpected("text where only elements are allowed"))
+                    }
+                    Piece::Event(XmlEvent::Eof) => return Err(XmlError::UnexpectedEof),
+                }
+            }
+        }
         loop {
             match self.next_event()? {
                 XmlEvent::Start(s) => return Ok(Some(s)),
@@ -320,28 +360,46 @@ impl<'a> XmlReader<'a> {
     pub fn read_text(&mut self) -> Result<Cow<'a, str>, XmlError> {
         if self.peeked.is_none() {
             // The common case, `<x>text</x>`, straight from the tokenizer.
-            let mut text = match self.raw_next()? {
-                Piece::Event(XmlEvent::End) => {
-                    self.end()?;
-                    return Ok(Cow::Borrowed(""));
-                }
-                Piece::Text(t) | Piece::Event(XmlEvent::Text(t)) => t,
-                Piece::Event(XmlEvent::Start(_)) => {
-                    return Err(self.unexpected("element where only text is allowed"))
-                }
-                Piece::Event(XmlEvent::Eof) => return Err(XmlError::UnexpectedEof),
-            };
+            if std::mem::take(&mut self.empty_end) {
+                self.end()?;
+                return Ok(Cow::Borrowed(""));
+            }
+            let mut text: Option<Cow<'a, str>> = None;
             loop {
-                match self.raw_next()? {
-                    Piece::Event(XmlEvent::End) => {
+                let at = self.offset();
+                let first = self.first;
+                let piece = match self.token()? {
+                    Token::End { name } if !self.names.is_empty() => {
+                        self.close(name, at)?;
                         self.end()?;
-                        return Ok(text);
+                        return Ok(text.unwrap_or(Cow::Borrowed("")));
                     }
+                    // Inside an element (depth > 0), plain text needs no other check.
+                    Token::Text { raw, plain: true } if self.depth > 0 => {
+                        Piece::Text(Cow::Borrowed(raw))
+                    }
+                    token => match self.piece(token, at, first)? {
+                        Some(piece) => piece,
+                        None => continue,
+                    },
+                };
+                match piece {
                     Piece::Text(more) | Piece::Event(XmlEvent::Text(more)) => {
-                        text.to_mut().push_str(&more);
-                        if text.len() > self.limits.max_text_len {
+                        let joined = match text.take() {
+                            None => more,
+                            Some(mut t) => {
+                                t.to_mut().push_str(&more);
+                                t
+                            }
+                        };
+                        if joined.len() > self.limits.max_text_len {
                             return Err(self.limit("text length", self.limits.max_text_len));
                         }
+                        text = Some(joined);
+                    }
+                    Piece::Event(XmlEvent::End) => {
+                        self.end()?;
+                        return Ok(text.unwrap_or(Cow::Borrowed("")));
                     }
                     Piece::Event(XmlEvent::Start(_)) => {
                         return Err(self.unexpected("element where only text is allowed"))
@@ -485,7 +543,7 @@ impl<'a> XmlReader<'a> {
     /// Applies an end tag's effects when it is handed out, not when it is read ahead,
     /// so that depth, scope and offsets always describe what the caller has seen.
     fn deliver(&mut self, e: XmlEvent<'a>) -> Result<XmlEvent<'a>, XmlError> {
-        if e == XmlEvent::End {
+        if matches!(e, XmlEvent::End) {
             self.end()?;
         }
         Ok(e)
@@ -520,79 +578,104 @@ impl<'a> XmlReader<'a> {
         loop {
             let at = self.offset();
             let first = self.first;
-            return Ok(match self.token()? {
-                Token::Start { name, empty } => {
-                    let start = self.start(name, at)?;
-                    if empty {
-                        self.empty_end = true;
-                    } else {
-                        self.names.push(name);
-                    }
-                    Piece::Event(XmlEvent::Start(start))
+            let token = self.token()?;
+            if let Some(piece) = self.piece(token, at, first)? {
+                return Ok(piece);
+            }
+        }
+    }
+
+    /// What `token`, read at `at` (`first`: as the document's first token), means to the
+    /// caller; `None` for what is skipped (comments, the XML declaration, the end tags
+    /// that close a resumed reader's ancestors).
+    fn piece(
+        &mut self,
+        token: Token<'a>,
+        at: usize,
+        first: bool,
+    ) -> Result<Option<Piece<'a>>, XmlError> {
+        Ok(Some(match token {
+            Token::Start { name, empty } => {
+                Piece::Event(XmlEvent::Start(self.open(name, empty, at)?))
+            }
+            Token::End { name } if self.names.is_empty() && self.fragment => {
+                // A resumed reader: the end tag must close the next ancestor that was
+                // open where it started.
+                if self.open.get(self.closed).map(|n| &**n) != Some(name) {
+                    return Err(XmlError::Malformed {
+                        offset: at,
+                        message: format!("unexpected end tag </{name}>"),
+                    });
                 }
-                Token::End { name } if self.names.is_empty() && self.fragment => {
-                    // A resumed reader: the end tag must close the next ancestor that was
-                    // open where it started.
-                    if self.open.get(self.closed).map(|n| &**n) != Some(name) {
-                        return Err(XmlError::Malformed {
-                            offset: at,
-                            message: format!("unexpected end tag </{name}>"),
+                self.closed += 1;
+                return Ok(None);
+            }
+            Token::End { name } => {
+                self.close(name, at)?;
+                Piece::Event(XmlEvent::End)
+            }
+            Token::Text { raw, plain } => {
+                if self.depth == 0 && !is_whitespace(raw) {
+                    return Err(self.unexpected("text outside the root element"));
+                }
+                let text = if plain {
+                    Cow::Borrowed(raw)
+                } else {
+                    lexer::unescape(raw, false).map_err(|e| self.escape(e, at))?
+                };
+                if text.len() > self.limits.max_text_len {
+                    return Err(self.limit("text length", self.limits.max_text_len));
+                }
+                Piece::Text(text)
+            }
+            Token::CData(c) => {
+                if self.depth == 0 {
+                    return Err(self.unexpected("CDATA outside the root element"));
+                }
+                if c.len() > self.limits.max_text_len {
+                    return Err(self.limit("text length", self.limits.max_text_len));
+                }
+                Piece::Text(Cow::Borrowed(c))
+            }
+            Token::Comment => return Ok(None),
+            Token::Decl(d) if first && !self.fragment => {
+                if let Some(enc) = lexer::pseudo_attribute(d, "encoding") {
+                    if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
+                        return Err(XmlError::UnsupportedEncoding {
+                            encoding: enc.to_owned(),
                         });
                     }
-                    self.closed += 1;
-                    continue;
                 }
-                Token::End { name } => {
-                    self.close(name, at)?;
-                    Piece::Event(XmlEvent::End)
+                return Ok(None);
+            }
+            Token::Decl(_) | Token::Pi => return Err(XmlError::ProcessingInstructionForbidden),
+            Token::Doctype => return Err(XmlError::DoctypeForbidden),
+            Token::Eof => {
+                if self.depth > 0
+                    || (!self.root_done && !self.fragment)
+                    || self.closed < self.open.len()
+                {
+                    return Err(XmlError::UnexpectedEof);
                 }
-                Token::Text { raw, plain } => {
-                    if self.depth == 0 && !is_whitespace(raw) {
-                        return Err(self.unexpected("text outside the root element"));
-                    }
-                    let text = if plain {
-                        Cow::Borrowed(raw)
-                    } else {
-                        lexer::unescape(raw, false).map_err(|e| self.escape(e, at))?
-                    };
-                    if text.len() > self.limits.max_text_len {
-                        return Err(self.limit("text length", self.limits.max_text_len));
-                    }
-                    Piece::Text(text)
-                }
-                Token::CData(c) => {
-                    if self.depth == 0 {
-                        return Err(self.unexpected("CDATA outside the root element"));
-                    }
-                    if c.len() > self.limits.max_text_len {
-                        return Err(self.limit("text length", self.limits.max_text_len));
-                    }
-                    Piece::Text(Cow::Borrowed(c))
-                }
-                Token::Comment => continue,
-                Token::Decl(d) if first && !self.fragment => {
-                    if let Some(enc) = lexer::pseudo_attribute(d, "encoding") {
-                        if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
-                            return Err(XmlError::UnsupportedEncoding {
-                                encoding: enc.to_owned(),
-                            });
-                        }
-                    }
-                    continue;
-                }
-                Token::Decl(_) | Token::Pi => return Err(XmlError::ProcessingInstructionForbidden),
-                Token::Doctype => return Err(XmlError::DoctypeForbidden),
-                Token::Eof => {
-                    if self.depth > 0
-                        || (!self.root_done && !self.fragment)
-                        || self.closed < self.open.len()
-                    {
-                        return Err(XmlError::UnexpectedEof);
-                    }
-                    Piece::Event(XmlEvent::Eof)
-                }
-            });
+                Piece::Event(XmlEvent::Eof)
+            }
+        }))
+    }
+
+    /// Opens the element whose start tag was just read.
+    fn open(
+        &mut self,
+        name: &'a str,
+        empty: bool,
+        at: usize,
+    ) -> Result<StartElement<'a>, XmlError> {
+        let start = self.start(name, at)?;
+        if empty {
+            self.empty_end = true;
+        } else {
+            self.names.push(name);
         }
+        Ok(start)
     }
 
     /// Checks that an end tag closes the innermost open element.
