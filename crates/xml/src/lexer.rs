@@ -119,14 +119,11 @@ impl<'a> Lexer<'a> {
         let b = self.src.as_bytes();
         let short_end = b.len().min(at + SHORT_RUN);
         let mut plain = true;
-        let mut i = at;
-        while i < short_end {
-            match b[i] {
-                b'<' => break,
-                b'&' | b'\r' => plain = false,
-                _ => {}
-            }
-            i += 1;
+        let mut i = find(b, at, short_end, &TEXT_STOP);
+        // A reference or a carriage return: note it and go on to the '<'.
+        while i < short_end && b[i] != b'<' {
+            plain = false;
+            i = find(b, i + 1, short_end, &TEXT_STOP);
         }
         if i == short_end && i < b.len() {
             i = memchr::memchr(b'<', &b[i..]).map_or(b.len(), |n| i + n);
@@ -179,7 +176,7 @@ impl<'a> Lexer<'a> {
         };
         let start = i + 1;
         let mut plain = true;
-        let mut j = start;
+        let mut j = find(b, start, b.len(), &VALUE_STOP);
         loop {
             match b.get(j) {
                 None => {
@@ -190,10 +187,10 @@ impl<'a> Lexer<'a> {
                 }
                 Some(&c) if c == quote => break,
                 Some(b'<') => return Err(error(j, "'<' in an attribute value")),
-                Some(b'&' | b'\t' | b'\n' | b'\r') => plain = false,
-                Some(_) => {}
+                Some(b'"' | b'\'') => {}
+                Some(_) => plain = false,
             }
-            j += 1;
+            j = find(b, j + 1, b.len(), &VALUE_STOP);
         }
         self.attributes.push(RawAttribute {
             name,
@@ -272,6 +269,32 @@ impl<'a> Lexer<'a> {
 
 fn error(offset: usize, message: &'static str) -> LexError {
     LexError { offset, message }
+}
+
+/// The first index from `i` on, below `end`, whose byte is in `stop` (or `end`).
+#[inline]
+fn find(b: &[u8], mut i: usize, end: usize, stop: &[bool; 256]) -> usize {
+    let end = end.min(b.len());
+    while i < end && !stop[usize::from(b[i])] {
+        i += 1;
+    }
+    i
+}
+
+/// Bytes that end or complicate a run of text: markup, references, carriage returns.
+static TEXT_STOP: [bool; 256] = byte_set(b"<&\r");
+/// Bytes that end or complicate an attribute value: either quote, `<`, references, and
+/// the whitespace that normalisation turns into spaces.
+static VALUE_STOP: [bool; 256] = byte_set(b"\"'<&\t\n\r");
+
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
 }
 
 fn skip_whitespace(b: &[u8], mut i: usize) -> usize {
