@@ -319,10 +319,16 @@ impl Store {
             }
         };
         drop(last);
+        let combiner = combiner.filter(|_| sent);
         Commit {
             seq,
             rx: sent.then_some(rx),
-            combiner: combiner.filter(|_| sent),
+            // Let the other requests this thread has ready queue their writes first, so
+            // that one transaction takes them all (see `Commit::poll`).
+            pause: combiner
+                .is_some()
+                .then(|| Box::pin(tokio::task::yield_now()) as Pause),
+            combiner,
         }
     }
 
@@ -415,7 +421,13 @@ pub struct Commit {
     rx: Option<oneshot::Receiver<Result<(), StoreError>>>,
     /// For [`Sync::Os`]: the combiner this commit may have to run.
     combiner: Option<(Arc<Combiner>, Arc<Shared>)>,
+    /// For [`Sync::Os`]: one yield to the runtime before committing.
+    pause: Option<Pause>,
 }
+
+/// A yield to the runtime: `tokio::task::yield_now`, which reschedules the task only
+/// after the runtime has looked for I/O, so requests that arrived meanwhile run first.
+type Pause = Pin<Box<dyn Future<Output = ()> + Send + std::marker::Sync>>;
 
 impl Commit {
     fn closed() -> Self {
@@ -423,6 +435,7 @@ impl Commit {
             seq: 0,
             rx: None,
             combiner: None,
+            pause: None,
         }
     }
 
@@ -436,6 +449,15 @@ impl Future for Commit {
     type Output = Result<(), StoreError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Under load the requests of one runtime thread arrive together: yielding once
+        // lets each queue its writes before the first of them commits, so one
+        // transaction (one WAL append, one set of file locks) serves them all.
+        if let Some(pause) = self.pause.as_mut() {
+            if pause.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.pause = None;
+        }
         if let Some((c, shared)) = self.combiner.take() {
             c.drain(&shared);
         }
