@@ -287,7 +287,8 @@ static TEXT_STOP: [bool; 256] = byte_set(b"<&\r");
 /// the whitespace that normalisation turns into spaces.
 static VALUE_STOP: [bool; 256] = byte_set(b"\"'<&\t\n\r");
 
-const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+/// A table of the bytes in `bytes`, for scans that stop at any of them.
+pub(crate) const fn byte_set(bytes: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
     let mut i = 0;
     while i < bytes.len() {

@@ -5,6 +5,7 @@
 //! Prefixed names are available for envelopes and headers, whose prefixes the caller
 //! declares. End tags are copied from the start tag, so callers never repeat a name.
 
+use crate::lexer::byte_set;
 use crate::number::{format_f32, format_f64};
 
 /// Appends XML to an in-memory buffer.
@@ -214,17 +215,22 @@ impl XmlWriter {
 /// Appends `s` escaped for text (or, with `attr`, for a double-quoted attribute value).
 fn escape(buf: &mut Vec<u8>, s: &str, attr: bool) {
     let bytes = s.as_bytes();
+    let special = if attr {
+        &ATTRIBUTE_SPECIAL
+    } else {
+        &TEXT_SPECIAL
+    };
     let mut from = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let rep: &[u8] = match b {
+    while let Some(n) = bytes[from..].iter().position(|&b| special[usize::from(b)]) {
+        let i = from + n;
+        let rep: &[u8] = match bytes[i] {
             b'<' => b"&lt;",
             b'>' => b"&gt;",
             b'&' => b"&amp;",
-            b'"' if attr => b"&quot;",
+            b'"' => b"&quot;",
             b'\r' => b"&#13;",
-            b'\n' if attr => b"&#10;",
-            b'\t' if attr => b"&#9;",
-            _ => continue,
+            b'\n' => b"&#10;",
+            _ => b"&#9;",
         };
         buf.extend_from_slice(&bytes[from..i]);
         buf.extend_from_slice(rep);
@@ -232,6 +238,13 @@ fn escape(buf: &mut Vec<u8>, s: &str, attr: bool) {
     }
     buf.extend_from_slice(&bytes[from..]);
 }
+
+/// Bytes text must escape: markup, and carriage returns (which a reader would turn
+/// into line feeds).
+static TEXT_SPECIAL: [bool; 256] = byte_set(b"<>&\r");
+/// Bytes a double-quoted attribute value must escape: those, the quote, and the
+/// whitespace that attribute-value normalisation would turn into spaces.
+static ATTRIBUTE_SPECIAL: [bool; 256] = byte_set(b"<>&\r\"\n\t");
 
 /// Copies the element whose start tag `r` just returned (`start`), with all its content,
 /// into `w` as a self-contained fragment: every namespace it uses is declared inside it.
