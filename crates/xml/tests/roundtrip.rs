@@ -1,7 +1,7 @@
 //! Property test of the tokenizer and reader together: random documents (prefixed and
 //! default-namespace elements, attributes, text with every escape, CDATA, comments,
 //! `<a/>` and `<a></a>`) are written out as XML and must read back as exactly the tree
-//! they came from.
+//! they came from, and as quick-xml, an independent reader, reads them.
 
 use osprey_xml::{Limits, XmlEvent, XmlReader};
 use proptest::prelude::*;
@@ -196,6 +196,77 @@ fn read(doc: &str) -> Result<Vec<Event>, osprey_xml::XmlError> {
     }
 }
 
+/// The document as quick-xml reads it (namespaces resolved, attribute values normalised,
+/// references replaced, line ends normalised, adjacent text merged), as [`Event`]s.
+fn read_with_quick_xml(doc: &str) -> Result<Vec<Event>, String> {
+    use quick_xml::events::Event as Q;
+    use quick_xml::name::ResolveResult;
+    let mut r = quick_xml::NsReader::from_str(doc);
+    r.config_mut().expand_empty_elements = true;
+    r.config_mut().enable_all_checks(true);
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut open = 0usize;
+    let flush = |text: &mut String, out: &mut Vec<Event>, open: usize| {
+        if open > 0 && !text.is_empty() {
+            out.push(Event::Text(std::mem::take(text)));
+        }
+        text.clear();
+    };
+    loop {
+        let (ns, event) = r.read_resolved_event().map_err(|e| e.to_string())?;
+        let ns = match ns {
+            ResolveResult::Bound(n) => n.into_inner().to_owned(),
+            ResolveResult::Unbound => String::new(),
+            ResolveResult::Unknown(p) => return Err(format!("unknown prefix {p}")),
+        };
+        match event {
+            Q::Start(e) => {
+                flush(&mut text, &mut out, open);
+                let mut attributes = Vec::new();
+                for a in e.attributes() {
+                    let a = a.map_err(|e| e.to_string())?;
+                    let key = a.key.into_inner();
+                    if key == "xmlns" || key.starts_with("xmlns:") {
+                        continue;
+                    }
+                    let (_, local) = r.resolver().resolve_attribute(a.key);
+                    let value = a
+                        .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .map_err(|e| e.to_string())?;
+                    attributes.push((local.into_inner().to_owned(), value.into_owned()));
+                }
+                out.push(Event::Start(
+                    ns,
+                    e.local_name().into_inner().to_owned(),
+                    attributes,
+                ));
+                open += 1;
+            }
+            Q::End(_) => {
+                flush(&mut text, &mut out, open);
+                out.push(Event::End);
+                open -= 1;
+            }
+            Q::Text(t) => text.push_str(&t.xml10_content()),
+            Q::CData(c) => text.push_str(&c.xml10_content()),
+            Q::GeneralRef(g) => match g.resolve_char_ref().map_err(|e| e.to_string())? {
+                Some(c) => text.push(c),
+                None => text.push(match &*g.into_inner() {
+                    "lt" => '<',
+                    "gt" => '>',
+                    "amp" => '&',
+                    "apos" => '\'',
+                    "quot" => '"',
+                    other => return Err(format!("entity {other}")),
+                }),
+            },
+            Q::Eof => return Ok(out),
+            _ => {}
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -209,6 +280,7 @@ proptest! {
         doc.push_str("\n<!-- after -->\n");
         let mut want = Vec::new();
         expected(&root, &mut want);
+        prop_assert_eq!(read_with_quick_xml(&doc).map_err(|e| format!("quick-xml: {e} in {doc}")), Ok(want.clone()));
         prop_assert_eq!(read(&doc).map_err(|e| format!("{e} in {doc}")), Ok(want));
     }
 
