@@ -11,7 +11,10 @@
 # stop it by PID. Then launch it 5 more times (LAUNCHES) for start-up medians. Writes the tables between the markers in docs/benchmarks.md.
 #
 # Usage: bench/peers/run.sh [ENGINE ...]   ENGINES: ceiling gsoap osprey cxf axis1 (default: all)
-# Env:   WARM=10 DUR=10 (seconds per wrk run)  BUILD=/tmp/osprey-peers  NOBUILD=1
+# Env:   WARM=10 DUR=10 (seconds per wrk run)  ROUNDS=1 (repeat the load runs, the engines
+#        taken in turn each round; the table gives each figure's median over the rounds, so
+#        that a noisy minute on this shared machine does not fall on one engine alone)
+#        BUILD=/tmp/osprey-peers  NOBUILD=1
 #        JAVA_OPTS (passed to the JVM)  NOREPORT=1 (leave docs/benchmarks.md alone)
 # All load goes to 127.0.0.1; every wrk run is bounded by -d and timeout(1).
 set -euo pipefail
@@ -20,6 +23,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 B=${BUILD:-/tmp/osprey-peers}
 WARM=${WARM:-10}
 DUR=${DUR:-10}
+ROUNDS=${ROUNDS:-1}
 ENGINES=${*:-ceiling gsoap osprey cxf axis1}
 OPS="echoVoid echoStruct echoList"
 declare -A PORT=([ceiling]=18180 [gsoap]=18181 [cxf]=18182 [axis1]=18183 [osprey]=18189)
@@ -110,7 +114,6 @@ run_wrk() {  # out threads conns secs op url
 
 PID=
 trap '[ -n "$PID" ] && stop_pid "$PID"' EXIT
-echo "$ENGINES" >"$RAW/order.txt"
 {
   echo "- machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)"
   echo "- osprey $(git -C "$ROOT" rev-parse --short HEAD), $(rustc --version)"
@@ -119,19 +122,23 @@ echo "$ENGINES" >"$RAW/order.txt"
   echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/versions.txt"
 
+rm -f "$RAW"/*.txt "$RAW"/*.meta "$RAW"/*.check
+echo "$ENGINES" >"$RAW/order.txt"
+for round in $(seq 1 "$ROUNDS"); do
 for e in $ENGINES; do
+  [ "$round" -gt 1 ] && [ ! -e "$RAW/$e.running" ] && continue  # failed its check in round 1
   port=${PORT[$e]}
   url=http://127.0.0.1:$port/wstest
-  rm -f "$RAW/$e".* "$RAW/$e"-*
-  echo "== $e on $url"
+  echo "== $e on $url (round $round of $ROUNDS)"
   # shellcheck disable=SC2046
   any200=0; [ "$e" = ceiling ] && any200=1
   read -r PID cold first < <(ANY200=$any200 python3 "$HERE/tools.py" coldstart "$port" $(start_cmd "$e"))
   if [ "$cold" = FAIL ]; then
-    echo "   did not answer"; echo "status=start-failed" >"$RAW/$e.meta"; stop_pid "$PID"; PID=; continue
+    echo "   did not answer"; echo "status=start-failed" >"$RAW/$e.meta"; rm -f "$RAW/$e.running"
+    stop_pid "$PID"; PID=; continue
   fi
   echo "   pid $PID, cold start ${cold} ms, first echoStruct ${first} ms"
-  if [ "$e" != ceiling ]; then
+  if [ "$e" != ceiling ] && [ "$round" = 1 ]; then
     for op in $OPS; do
       if ! "$OSPREY" bench wstest --url "$url" --op "$op" --connections 1 --duration 1s >"$RAW/$e-$op.check" 2>&1; then
         echo "   $op answers are wrong:"; sed 's/^/     /' "$RAW/$e-$op.check"
@@ -139,24 +146,28 @@ for e in $ENGINES; do
       fi
     done
   fi
+  touch "$RAW/$e.running"
   for op in $OPS; do
     echo "   $op: warm-up ${WARM}s, 1 connection ${DUR}s, 16 connections ${DUR}s"
     run_wrk "$RAW/$e-$op-warm.txt" 2 16 "$WARM" "$op" "$url"
-    run_wrk "$RAW/$e-$op-c1.txt" 1 1 "$DUR" "$op" "$url"
-    run_wrk "$RAW/$e-$op-c16.txt" 2 16 "$DUR" "$op" "$url"
+    run_wrk "$RAW/$e-$op-c1.r$round.txt" 1 1 "$DUR" "$op" "$url"
+    run_wrk "$RAW/$e-$op-c16.r$round.txt" 2 16 "$DUR" "$op" "$url"
   done
   rss=$(python3 "$HERE/tools.py" rss "$PID")
   stop_pid "$PID"; PID=
+  [ "$round" = "$ROUNDS" ] || continue
   # shellcheck disable=SC2046
   read -r cold first stable < <(ANY200=$any200 python3 "$HERE/tools.py" startup "${LAUNCHES:-5}" "$port" $(start_cmd "$e"))
   printf 'status=ok\ncold_ms=%s\nfirst_ms=%s\nstable_ms=%s\nrss_kib=%s\n' "$cold" "$first" "$stable" "$rss" >"$RAW/$e.meta"
   echo "   RSS $rss KiB; start-up medians: cold ${cold} ms, first ${first} ms, later ${stable} ms"
 done
+done
+rm -f "$RAW"/*.running
 
 python3 "$HERE/tools.py" report "$RAW" >"$RAW/report.md"
 cat "$RAW/report.md"
 if [ -z "${NOREPORT:-}" ]; then
-  python3 - "$ROOT/docs/benchmarks.md" "$RAW/report.md" "$RAW/versions.txt" "WARM=$WARM DUR=$DUR bench/peers/run.sh $*" <<'PY'
+  python3 - "$ROOT/docs/benchmarks.md" "$RAW/report.md" "$RAW/versions.txt" "WARM=$WARM DUR=$DUR ROUNDS=$ROUNDS bench/peers/run.sh $*" <<'PY'
 import sys, datetime
 doc, report, versions, cmd = sys.argv[1:5]
 text = open(doc).read()

@@ -14,9 +14,11 @@
   tools.py rss PID                VmRSS in KiB of PID plus its direct children
   tools.py report RAWDIR          the markdown tables from run.sh's raw results
 """
+import glob
 import http.client
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -157,6 +159,18 @@ def wrk_stats(path):
     return {"rps": float(rps.group(1)) if rps else None, "p50": ms(50), "p99": ms(99), "errors": errors}
 
 
+def median_stats(raw, p, op, c):
+    """wrk_stats of every round of one run, each figure the median over the rounds
+    (errors summed)."""
+    runs = [s for s in (wrk_stats(f) for f in sorted(glob.glob(os.path.join(raw, f"{p}-{op}-c{c}.r*.txt")))) if s]
+    if not runs:
+        return None
+    def med(key):
+        vals = sorted(r[key] for r in runs if r[key] is not None)
+        return statistics.median(vals) if vals else None
+    return {"rps": med("rps"), "p50": med("p50"), "p99": med("p99"), "errors": sum(r["errors"] for r in runs)}
+
+
 NAMES = {"osprey": "Osprey", "gsoap": "gSOAP 2.8 (C)", "cxf": "Apache CXF 4.1", "axis1": "Apache Axis 1.4", "ceiling": "nginx ceiling (fixed reply)"}
 OPS = ["echoVoid", "echoStruct", "echoList"]
 
@@ -180,11 +194,15 @@ def report(raw):
                                 "cold_ms": kv.get("cold_ms"), "first_ms": kv.get("first_ms"),
                                 "stable_ms": kv.get("stable_ms")}
     peers = [p for p in order if p in meta["peers"]]
-    stats = {(p, op, c): wrk_stats(os.path.join(raw, f"{p}-{op}-c{c}.txt")) for p in peers for op in OPS for c in (1, 16)}
+    stats = {(p, op, c): median_stats(raw, p, op, c) for p in peers for op in OPS for c in (1, 16)}
+    rounds = max((len(glob.glob(os.path.join(raw, f"{p}-{op}-c16.r*.txt"))) for p in peers for op in OPS), default=1)
     def rps(p, op, c=16):
         s = stats.get((p, op, c))
         return s["rps"] if s else None
     out = []
+    if rounds > 1:
+        out.append(f"Each load figure is the median of {rounds} rounds; every round took the engines in turn.")
+        out.append("")
     out.append("| engine | operation | req/s, 1 conn | req/s, 16 conn | p50 ms, 1 conn | p99 ms, 16 conn | errors |")
     out.append("|---|---|---:|---:|---:|---:|---:|")
     for p in peers:
