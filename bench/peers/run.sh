@@ -114,6 +114,8 @@ run_wrk() {  # out threads conns secs op url
 
 PID=
 trap '[ -n "$PID" ] && stop_pid "$PID"' EXIT
+rm -f "$RAW"/*.txt "$RAW"/*.meta "$RAW"/*.check "$RAW"/*.running
+echo "$ENGINES" >"$RAW/order.txt"
 {
   echo "- machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), kernel $(uname -r)"
   echo "- osprey $(git -C "$ROOT" rev-parse --short HEAD), $(rustc --version)"
@@ -122,8 +124,6 @@ trap '[ -n "$PID" ] && stop_pid "$PID"' EXIT
   echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/versions.txt"
 
-rm -f "$RAW"/*.txt "$RAW"/*.meta "$RAW"/*.check
-echo "$ENGINES" >"$RAW/order.txt"
 for round in $(seq 1 "$ROUNDS"); do
 for e in $ENGINES; do
   [ "$round" -gt 1 ] && [ ! -e "$RAW/$e.running" ] && continue  # failed its check in round 1

@@ -63,6 +63,11 @@ struct HandlerWorkerArgs {
     /// container's own file will do).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Threads that run handlers. With 1 (the default) one thread carries the NATS
+    /// connection and every handler call, so a request wakes no other thread; more
+    /// suit CPU-heavy handlers (or run more workers: they share the subject's queue).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: u16,
 }
 
 #[derive(Args)]
@@ -270,7 +275,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(a) => serve(a),
         Command::Call(a) => runtime()?.block_on(call(a)),
-        Command::HandlerWorker(a) => runtime()?.block_on(handler_worker(a)),
+        Command::HandlerWorker(a) => {
+            let rt = match a.threads {
+                1 => tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build(),
+                n => tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(usize::from(n))
+                    .enable_all()
+                    .build(),
+            }
+            .context("starting the async runtime")?;
+            rt.block_on(handler_worker(a))
+        }
         Command::Wsdl(a) => {
             let service = osprey::service_by_name(&a.service, &mut osprey::State::ephemeral())?;
             print!(
