@@ -276,8 +276,8 @@ impl<'a> XmlReader<'a> {
             return self.deliver(e);
         }
         let mut text = match self.raw_next()? {
-            Piece::Event(e) => return self.deliver(e),
             Piece::Text(t) => t,
+            other => return self.deliver(other.into_event()),
         };
         loop {
             match self.raw_next()? {
@@ -289,9 +289,9 @@ impl<'a> XmlReader<'a> {
                     }
                 }
                 // Empty CDATA sections make no text.
-                Piece::Event(e) if text.is_empty() => return self.deliver(e),
-                Piece::Event(e) => {
-                    self.peeked = Some(e);
+                other if text.is_empty() => return self.deliver(other.into_event()),
+                other => {
+                    self.peeked = Some(other.into_event());
                     return Ok(XmlEvent::Text(text));
                 }
             }
@@ -327,16 +327,16 @@ impl<'a> XmlReader<'a> {
                     },
                 };
                 match piece {
-                    Piece::Event(XmlEvent::Start(s)) => return Ok(Some(s)),
-                    Piece::Event(XmlEvent::End) => {
+                    Piece::Start(s) => return Ok(Some(s)),
+                    Piece::End => {
                         self.end()?;
                         return Ok(None);
                     }
-                    Piece::Text(t) | Piece::Event(XmlEvent::Text(t)) if is_whitespace(&t) => {}
-                    Piece::Text(_) | Piece::Event(XmlEvent::Text(_)) => {
+                    Piece::Text(t) if is_whitespace(&t) => {}
+                    Piece::Text(_) => {
                         return Err(self.unexpected("text where only elements are allowed"))
                     }
-                    Piece::Event(XmlEvent::Eof) => return Err(XmlError::UnexpectedEof),
+                    Piece::Eof => return Err(XmlError::UnexpectedEof),
                 }
             }
         }
@@ -384,7 +384,7 @@ impl<'a> XmlReader<'a> {
                     },
                 };
                 match piece {
-                    Piece::Text(more) | Piece::Event(XmlEvent::Text(more)) => {
+                    Piece::Text(more) => {
                         let joined = match text.take() {
                             None => more,
                             Some(mut t) => {
@@ -397,14 +397,14 @@ impl<'a> XmlReader<'a> {
                         }
                         text = Some(joined);
                     }
-                    Piece::Event(XmlEvent::End) => {
+                    Piece::End => {
                         self.end()?;
                         return Ok(text.unwrap_or(Cow::Borrowed("")));
                     }
-                    Piece::Event(XmlEvent::Start(_)) => {
+                    Piece::Start(_) => {
                         return Err(self.unexpected("element where only text is allowed"))
                     }
-                    Piece::Event(XmlEvent::Eof) => return Err(XmlError::UnexpectedEof),
+                    Piece::Eof => return Err(XmlError::UnexpectedEof),
                 }
             }
         }
@@ -573,7 +573,7 @@ impl<'a> XmlReader<'a> {
 
     fn raw_next(&mut self) -> Result<Piece<'a>, XmlError> {
         if std::mem::take(&mut self.empty_end) {
-            return Ok(Piece::Event(XmlEvent::End));
+            return Ok(Piece::End);
         }
         loop {
             let at = self.offset();
@@ -595,9 +595,7 @@ impl<'a> XmlReader<'a> {
         first: bool,
     ) -> Result<Option<Piece<'a>>, XmlError> {
         Ok(Some(match token {
-            Token::Start { name, empty } => {
-                Piece::Event(XmlEvent::Start(self.open(name, empty, at)?))
-            }
+            Token::Start { name, empty } => Piece::Start(self.open(name, empty, at)?),
             Token::End { name } if self.names.is_empty() && self.fragment => {
                 // A resumed reader: the end tag must close the next ancestor that was
                 // open where it started.
@@ -612,7 +610,7 @@ impl<'a> XmlReader<'a> {
             }
             Token::End { name } => {
                 self.close(name, at)?;
-                Piece::Event(XmlEvent::End)
+                Piece::End
             }
             Token::Text { raw, plain } => {
                 if self.depth == 0 && !is_whitespace(raw) {
@@ -657,7 +655,7 @@ impl<'a> XmlReader<'a> {
                 {
                     return Err(XmlError::UnexpectedEof);
                 }
-                Piece::Event(XmlEvent::Eof)
+                Piece::Eof
             }
         }))
     }
@@ -880,9 +878,24 @@ impl<'a> XmlReader<'a> {
     }
 }
 
+/// What one token means to the reader's callers: an event, with text not yet merged with
+/// the text that may follow it.
 enum Piece<'a> {
-    Event(XmlEvent<'a>),
+    Start(StartElement<'a>),
+    End,
     Text(Cow<'a, str>),
+    Eof,
+}
+
+impl<'a> Piece<'a> {
+    fn into_event(self) -> XmlEvent<'a> {
+        match self {
+            Piece::Start(s) => XmlEvent::Start(s),
+            Piece::End => XmlEvent::End,
+            Piece::Text(t) => XmlEvent::Text(t),
+            Piece::Eof => XmlEvent::Eof,
+        }
+    }
 }
 
 /// True when `s` holds only XML whitespace (space, tab, CR, LF).
