@@ -1,4 +1,15 @@
 # Shared by the bench scripts (sourced, not run).
+
+# bench_init [ROUNDS] [SECONDS]: the round-based scripts' common start. Sets ROUNDS
+# (default 3), SECS (default 5), BIN (the release `osprey`, built now) and WORK (a new
+# temporary directory); expects ROOT.
+bench_init() {
+  ROUNDS=${1:-3}
+  SECS=${2:-5}
+  BIN=$ROOT/target/release/osprey
+  cargo build --release -q -p osprey --manifest-path "$ROOT/Cargo.toml"
+  WORK=$(mktemp -d)
+}
 #
 # osprey_start BIN DATA [CONFIG]: starts `BIN serve` on a free loopback port with state in
 # DATA (and CONFIG, if given); sets OSPREY_PID and OSPREY_BASE (http://127.0.0.1:PORT)

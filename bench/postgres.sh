@@ -8,12 +8,8 @@
 # fsync on, synchronous_commit on) and containers on free loopback ports; stops them by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ROUNDS=${1:-3}
-SECS=${2:-5}
-BIN=$ROOT/target/release/osprey
-cargo build --release -q -p osprey --manifest-path "$ROOT/Cargo.toml"
 . "$ROOT/bench/lib.sh"
-WORK=$(mktemp -d)
+bench_init "$@"
 PG_PID=
 PIDS=()
 cleanup() {

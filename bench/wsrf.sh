@@ -8,12 +8,8 @@
 # stopped by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ROUNDS=${1:-3}
-SECS=${2:-5}
-BIN=$ROOT/target/release/osprey
-cargo build --release -q -p osprey --manifest-path "$ROOT/Cargo.toml"
 . "$ROOT/bench/lib.sh"
-WORK=$(mktemp -d)
+bench_init "$@"
 trap 'osprey_stop; rm -rf "$WORK"' EXIT
 
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }

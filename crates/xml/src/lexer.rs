@@ -161,8 +161,16 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Reads `name = "value"` at `i`, returning the offset after the closing quote.
+    /// Reads `name = "value"` at `i` into the attribute list, returning the offset after
+    /// the closing quote.
     fn attribute(&mut self, i: usize) -> Result<usize, LexError> {
+        let (attribute, next) = self.read_attribute(i)?;
+        self.attributes.push(attribute);
+        Ok(next)
+    }
+
+    /// Reads `name = "value"` at `i`: the attribute, and the offset after the closing quote.
+    fn read_attribute(&self, i: usize) -> Result<(RawAttribute<'a>, usize), LexError> {
         let b = self.src.as_bytes();
         let (name, i) = self.name(i, "expected an attribute name")?;
         let i = skip_whitespace(b, i);
@@ -192,12 +200,12 @@ impl<'a> Lexer<'a> {
             }
             j = find(b, j + 1, b.len(), &VALUE_STOP);
         }
-        self.attributes.push(RawAttribute {
+        let attribute = RawAttribute {
             name,
             value: &self.src[start..j],
             plain,
-        });
-        Ok(j + 1)
+        };
+        Ok((attribute, j + 1))
     }
 
     fn end_tag(&mut self, at: usize) -> Result<Token<'a>, LexError> {
@@ -433,18 +441,19 @@ fn is_xml_char(c: char) -> bool {
 /// The value of pseudo-attribute `key` in an XML declaration's content
 /// (`version="1.0" encoding="UTF-8"`), if it is there.
 pub(crate) fn pseudo_attribute<'a>(decl: &'a str, key: &str) -> Option<&'a str> {
-    let mut lexer = Lexer::new(decl);
+    // Read without collecting: every request with a declaration comes through here.
+    let lexer = Lexer::new(decl);
     let b = decl.as_bytes();
     let mut i = skip_whitespace(b, 0);
+    let mut found = None;
     while i < b.len() {
-        i = lexer.attribute(i).ok()?;
-        i = skip_whitespace(b, i);
+        let (attribute, next) = lexer.read_attribute(i).ok()?;
+        if attribute.name == key && found.is_none() {
+            found = Some(attribute.value);
+        }
+        i = skip_whitespace(b, next);
     }
-    lexer
-        .attributes
-        .iter()
-        .find(|a| a.name == key)
-        .map(|a| a.value)
+    found
 }
 
 #[cfg(test)]
