@@ -94,9 +94,29 @@ fn after_resolves_once_the_write_is_committed() {
             let c = store.submit(vec![Write::put("k", "1", b"v".to_vec())]);
             let seq = c.seq();
             store.after(seq).await;
-            // Committed before `after` resolved: a fresh reader sees it.
+            // Committed before `after` resolved: a read finds it.
             assert_eq!(store.load("k").unwrap().len(), 1);
             c.await.unwrap();
         });
     }
+}
+
+#[test]
+fn a_second_store_on_the_same_file_is_refused_until_the_first_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let first = Store::open_sqlite_with(&path, Sync::Os).unwrap();
+    rt().block_on(first.submit(vec![Write::put("a", "1", b"kept".to_vec())]))
+        .unwrap();
+    let err = Store::open_sqlite_with(&path, Sync::Os).unwrap_err();
+    assert!(
+        err.to_string().contains("in use by another process"),
+        "{err}"
+    );
+    // The refused open changed nothing.
+    assert_eq!(first.load("a").unwrap()[0].value, b"kept");
+    first.close();
+    drop(first);
+    let second = Store::open_sqlite_with(&path, Sync::Os).unwrap();
+    assert_eq!(second.load("a").unwrap()[0].value, b"kept");
 }
