@@ -221,8 +221,11 @@ fn escape(buf: &mut Vec<u8>, s: &str, attr: bool) {
         &TEXT_SPECIAL
     };
     let mut from = 0;
-    while let Some(n) = bytes[from..].iter().position(|&b| special[usize::from(b)]) {
-        let i = from + n;
+    loop {
+        let i = crate::lexer::find_long(bytes, from, bytes.len(), special);
+        if i == bytes.len() {
+            break;
+        }
         let rep: &[u8] = match bytes[i] {
             b'<' => b"&lt;",
             b'>' => b"&gt;",
