@@ -411,17 +411,10 @@ fn write_loop(backend: &Connection, rx: &mpsc::Receiver<Job>, shared: &Shared) {
                 Err(_) => break,
             }
         }
-        match backend.lock() {
-            Ok(mut b) => commit_jobs(&mut **b, jobs, shared),
-            // A panic while committing: fail what is queued rather than hang it.
-            Err(_) => {
-                let last = jobs.last().map_or(0, |j| j.seq);
-                for j in jobs {
-                    let _ = j.done.send(Err(StoreError::Closed));
-                }
-                shared.durable.send_replace(last);
-            }
-        }
+        // As in `Combiner::drain`: a panic elsewhere while the lock was held leaves the
+        // connection usable (a failed transaction is rolled back by `commit`).
+        let mut b = backend.lock().unwrap_or_else(PoisonError::into_inner);
+        commit_jobs(&mut **b, jobs, shared);
     }
 }
 
