@@ -346,10 +346,13 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async {
-        let dispatcher = osprey::build_dispatcher(&config).await?;
-        // Handlers first: a signal that arrives once we are listening is always graceful.
+        // Signal handlers first: a signal that arrives once we are listening is always
+        // graceful. Then the listeners, so that clients connecting while the services
+        // are built queue in the kernel instead of being refused.
         let signals = osprey_container::shutdown_signal().context("installing signal handlers")?;
-        let running = osprey_container::run(&config, dispatcher, signals).await?;
+        let listeners = osprey_container::bind(&config).await?;
+        let dispatcher = osprey::build_dispatcher(&config).await?;
+        let running = listeners.serve(dispatcher, signals)?;
         for addr in &running.addrs {
             for s in &config.services {
                 tracing::info!(

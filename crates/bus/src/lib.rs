@@ -91,6 +91,15 @@ pub trait Bus: Send + Sync + 'static {
 
     /// A short description for logs (`in-process`, `nats://127.0.0.1:4222`).
     fn describe(&self) -> String;
+
+    /// Prepares the calling thread, which must be running a tokio runtime, to carry this
+    /// bus's requests made on it by itself: [`NatsBus`] opens a connection driven by this
+    /// thread's runtime, so that a request and its reply never cross to another thread.
+    /// Called once per serving thread at start-up; requests from threads that were not
+    /// attached use the bus's shared connection. The default does nothing.
+    fn attach_thread(&self) -> BoxFuture<'static, Result<(), BusError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A running subscription of a worker. Dropping it stops taking new requests.

@@ -1,7 +1,15 @@
 //! The bus over a NATS server: requests go to a subject, one member of its queue group
 //! answers. The client reconnects by itself when the server restarts; requests in flight
 //! meanwhile fail (time out) cleanly.
+//!
+//! A NATS connection is driven by a task on the runtime that opened it: a request made
+//! on another thread is handed to that task, and its reply handed back, two cross-thread
+//! wake-ups per round trip. A container serving on several single-threaded runtimes
+//! therefore attaches each of them ([`Bus::attach_thread`]): each gets a connection of its
+//! own, driven by the thread that also runs the requests.
 
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,11 +19,20 @@ use futures_util::StreamExt;
 
 use crate::{Answer, BoxFuture, Bus, BusError, Responder, Serving};
 
-/// A connection to a NATS server. Cheap to clone.
+/// A connection to a NATS server (and one per attached thread). Cheap to clone.
 #[derive(Clone)]
 pub struct NatsBus {
     client: Client,
     url: String,
+    /// Tells this bus's per-thread connections from other buses' on the same thread.
+    id: u64,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The connections attached on this thread, by bus id.
+    static ATTACHED: RefCell<Vec<(u64, Client)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl NatsBus {
@@ -25,35 +42,54 @@ impl NatsBus {
     /// # Errors
     /// [`BusError::Unavailable`] when no connection could be made in time.
     pub async fn connect(url: &str, wait: Duration) -> Result<NatsBus, BusError> {
-        let options = ConnectOptions::new()
-            .name("osprey")
-            .retry_on_initial_connect()
-            .connection_timeout(Duration::from_secs(2));
-        let connecting = async {
-            let client = options
-                .connect(url)
-                .await
-                .map_err(|e| BusError::Unavailable(format!("{url}: {e}")))?;
-            // retry_on_initial_connect returns at once: wait until really connected.
-            client
-                .flush()
-                .await
-                .map_err(|e| BusError::Unavailable(format!("{url}: {e}")))?;
-            Ok(client)
-        };
-        let client = tokio::time::timeout(wait, connecting).await.map_err(|_| {
-            BusError::Unavailable(format!("{url}: not reachable within {wait:?}"))
-        })??;
         Ok(NatsBus {
-            client,
+            client: open(url, wait).await?,
             url: url.to_owned(),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
-    /// The underlying client.
+    /// The underlying (shared) client.
     pub fn client(&self) -> &Client {
         &self.client
     }
+
+    /// The connection requests on this thread go through: the thread's own when it was
+    /// attached, else the shared one.
+    fn client_here(&self) -> Client {
+        ATTACHED
+            .with(|a| {
+                a.borrow()
+                    .iter()
+                    .find(|(id, _)| *id == self.id)
+                    .map(|(_, c)| c.clone())
+            })
+            .unwrap_or_else(|| self.client.clone())
+    }
+}
+
+/// Opens a client whose connection task runs on the current runtime, retrying the first
+/// connection for up to `wait`.
+async fn open(url: &str, wait: Duration) -> Result<Client, BusError> {
+    let options = ConnectOptions::new()
+        .name("osprey")
+        .retry_on_initial_connect()
+        .connection_timeout(Duration::from_secs(2));
+    let connecting = async {
+        let client = options
+            .connect(url)
+            .await
+            .map_err(|e| BusError::Unavailable(format!("{url}: {e}")))?;
+        // retry_on_initial_connect returns at once: wait until really connected.
+        client
+            .flush()
+            .await
+            .map_err(|e| BusError::Unavailable(format!("{url}: {e}")))?;
+        Ok(client)
+    };
+    tokio::time::timeout(wait, connecting)
+        .await
+        .map_err(|_| BusError::Unavailable(format!("{url}: not reachable within {wait:?}")))?
 }
 
 impl Bus for NatsBus {
@@ -63,7 +99,7 @@ impl Bus for NatsBus {
         payload: Bytes,
         timeout: Duration,
     ) -> BoxFuture<'static, Result<Bytes, BusError>> {
-        let client = self.client.clone();
+        let client = self.client_here();
         let subject = subject.to_owned();
         Box::pin(async move {
             let asked = client.request(subject.clone(), payload);
@@ -140,5 +176,18 @@ impl Bus for NatsBus {
 
     fn describe(&self) -> String {
         self.url.clone()
+    }
+
+    fn attach_thread(&self) -> BoxFuture<'static, Result<(), BusError>> {
+        let (url, id) = (self.url.clone(), self.id);
+        Box::pin(async move {
+            let client = open(&url, Duration::from_secs(10)).await?;
+            ATTACHED.with(|a| {
+                let mut a = a.borrow_mut();
+                a.retain(|(other, _)| *other != id);
+                a.push((id, client));
+            });
+            Ok(())
+        })
     }
 }

@@ -171,3 +171,67 @@ async fn nats_bus_reconnects_after_a_server_restart() {
     }
     assert!(ok, "no reply after the server came back");
 }
+
+/// The inbox prefix of the connection a request went over: the responder answers with
+/// the request's reply subject (`_INBOX.<connection's prefix>.<token>`).
+async fn inbox_of(bus: &NatsBus) -> String {
+    let reply = bus
+        .request("h.whoami", Bytes::from_static(b"?"), T)
+        .await
+        .unwrap();
+    let subject = String::from_utf8(reply.to_vec()).unwrap();
+    subject.rsplit_once('.').unwrap().0.to_owned()
+}
+
+/// Spawns a thread running a single-threaded runtime that attaches itself to `bus` (or
+/// not) and returns the inbox prefixes of two requests made on it.
+fn two_requests_on_a_thread(bus: &NatsBus, attach: bool) -> (String, String) {
+    let bus = bus.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            if attach {
+                bus.attach_thread().await.unwrap();
+            }
+            (inbox_of(&bus).await, inbox_of(&bus).await)
+        })
+    })
+    .join()
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_threads_send_over_connections_of_their_own() {
+    use futures_util::StreamExt;
+    let server = NatsServer::start().unwrap();
+    let bus = NatsBus::connect(&server.url(), T).await.unwrap();
+    // A responder that answers each request with its reply subject.
+    let client = bus.client().clone();
+    let mut sub = client.subscribe("h.whoami").await.unwrap();
+    client.flush().await.unwrap();
+    let responder = tokio::spawn(async move {
+        while let Some(m) = sub.next().await {
+            let reply = m.reply.unwrap();
+            client
+                .publish(reply.clone(), Bytes::from(reply.to_string()))
+                .await
+                .unwrap();
+        }
+    });
+    let shared = inbox_of(&bus).await;
+    let (a1, a2) = two_requests_on_a_thread(&bus, true);
+    let (b1, b2) = two_requests_on_a_thread(&bus, true);
+    let (u1, u2) = two_requests_on_a_thread(&bus, false);
+    // An attached thread keeps to one connection of its own; each attached thread has a
+    // different one; a thread that was not attached uses the shared connection.
+    assert_eq!(a1, a2);
+    assert_eq!(b1, b2);
+    assert_ne!(a1, shared);
+    assert_ne!(b1, shared);
+    assert_ne!(a1, b1);
+    assert_eq!((u1, u2), (shared.clone(), shared));
+    responder.abort();
+}

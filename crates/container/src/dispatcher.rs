@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use osprey_addressing::{new_message_id, MessageHeaders, WSA_NS};
+use osprey_bus::Bus;
 use osprey_soap::{action_parameter, write_envelope, Body, Envelope, Fault, SoapVersion};
 use osprey_transport::{BodyError, InboundMessage, MessageService, Method, OutboundMessage};
 use osprey_xml::{Limits, XmlWriter};
@@ -22,6 +23,8 @@ pub struct Dispatcher {
     limits: Arc<Limits>,
     /// What must live as long as the dispatcher (in-process handler workers).
     held: std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>>,
+    /// The buses of placed handlers.
+    buses: Vec<Arc<dyn Bus>>,
 }
 
 impl Dispatcher {
@@ -31,7 +34,20 @@ impl Dispatcher {
             registry,
             limits: Arc::new(limits),
             held: std::sync::Mutex::default(),
+            buses: Vec::new(),
         }
+    }
+
+    /// Records a bus that placed handlers use: each thread that serves requests attaches
+    /// itself to it at start-up ([`Bus::attach_thread`]), so that its requests' handler
+    /// calls do not cross threads.
+    pub fn add_bus(&mut self, bus: Arc<dyn Bus>) {
+        self.buses.push(bus);
+    }
+
+    /// The buses placed handlers use.
+    pub fn buses(&self) -> &[Arc<dyn Bus>] {
+        &self.buses
     }
 
     /// Keeps `thing` alive as long as the dispatcher (the in-process workers of placed

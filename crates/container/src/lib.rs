@@ -34,7 +34,7 @@ pub use handler::{Handler, Phase};
 pub use pipeline::{ChainMode, Outcome, Pipeline, Stage};
 pub use registry::{Route, ServiceRegistry};
 pub use remote::Placement;
-pub use server::{run, shutdown_signal, Running};
+pub use server::{bind, run, shutdown_signal, Listeners, Running};
 pub use service::{OperationFuture, Service, TypedService, TypedServiceBuilder};
 
 pub use osprey_soap::{Fault, FaultCode, SoapVersion};

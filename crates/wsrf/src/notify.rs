@@ -130,22 +130,22 @@ impl Notifier {
     /// When the delivery thread or its runtime cannot be created (out of resources at
     /// start-up).
     pub fn start(config: DeliveryConfig) -> (Notifier, mpsc::UnboundedReceiver<String>) {
-        let (handle_tx, handle_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        // Built here and moved to its thread: start-up does not wait for the new thread
+        // to be scheduled.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("building the notification runtime");
+        let runtime = rt.handle().clone();
         std::thread::Builder::new()
             .name("osprey-notify".into())
             .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("building the notification runtime");
-                let _ = handle_tx.send(rt.handle().clone());
                 rt.block_on(async {
                     let _ = stop_rx.await;
                 });
             })
             .expect("spawning the notification thread");
-        let runtime = handle_rx.recv().expect("notification runtime handle");
         let (failures, failed_rx) = mpsc::unbounded_channel();
         let client = HttpClient::new(Duration::from_millis(config.timeout_ms));
         let notifier = Notifier {

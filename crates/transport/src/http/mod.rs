@@ -6,4 +6,4 @@ mod client;
 mod server;
 
 pub use client::{ClientError, HttpClient, HttpConnection, HttpResponse, Value as HeaderValue};
-pub use server::{HttpConfig, HttpServer};
+pub use server::{HttpConfig, HttpServer, ThreadInit};

@@ -10,6 +10,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,10 +51,16 @@ impl Default for HttpConfig {
     }
 }
 
+/// Work each serving thread does once, on its own runtime, before it takes connections
+/// (such as opening connections that its requests will use): called with the thread's
+/// index.
+pub type ThreadInit = Arc<dyn Fn(usize) -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
+
 /// A bound HTTP listener.
 pub struct HttpServer {
     listener: TcpListener,
     config: HttpConfig,
+    thread_init: Option<ThreadInit>,
 }
 
 impl HttpServer {
@@ -65,7 +72,16 @@ impl HttpServer {
         Ok(HttpServer {
             listener: TcpListener::bind(addr).await?,
             config,
+            thread_init: None,
         })
+    }
+
+    /// Sets the work each serving thread does before it takes connections; [`serve`]
+    /// accepts once every thread has done it.
+    ///
+    /// [`serve`]: HttpServer::serve
+    pub fn on_thread_start(&mut self, init: ThreadInit) {
+        self.thread_init = Some(init);
     }
 
     /// The bound address.
@@ -101,7 +117,10 @@ impl HttpServer {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         };
-        let pool = WorkerPool::start(workers)?;
+        let (pool, started) = WorkerPool::start(workers, self.thread_init.clone())?;
+        for s in started {
+            let _ = s.await;
+        }
         tokio::pin!(shutdown);
         let mut next = 0usize;
         loop {
@@ -169,30 +188,43 @@ struct WorkerPool {
 }
 
 impl WorkerPool {
-    fn start(n: usize) -> io::Result<Self> {
+    /// Starts `n` threads, each running `init` (if any) first; the receivers resolve as
+    /// each thread is ready.
+    fn start(
+        n: usize,
+        init: Option<ThreadInit>,
+    ) -> io::Result<(Self, Vec<tokio::sync::oneshot::Receiver<()>>)> {
         let mut pool = WorkerPool {
             handles: Vec::new(),
             stops: Vec::new(),
             threads: Vec::new(),
         };
+        let mut started = Vec::new();
         for i in 0..n.max(1) {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+            let init = init.clone();
             pool.handles.push(rt.handle().clone());
             pool.stops.push(tx);
+            started.push(ready_rx);
             pool.threads.push(
                 std::thread::Builder::new()
                     .name(format!("osprey-worker-{i}"))
                     .spawn(move || {
                         rt.block_on(async {
+                            if let Some(init) = init {
+                                init(i).await;
+                            }
+                            let _ = ready_tx.send(());
                             let _ = rx.await;
                         });
                     })?,
             );
         }
-        Ok(pool)
+        Ok((pool, started))
     }
 
     fn spawn(&self, n: usize, task: impl Future<Output = ()> + Send + 'static) {
