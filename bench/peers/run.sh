@@ -8,7 +8,7 @@
 # then one echoStruct on a fresh connection = first request), check all three operations
 # with `osprey bench wstest` (any wrong answer or fault and the engine is not measured), and
 # per operation run wrk: warm-up at 16 connections, 1 connection, 16 connections. Read RSS,
-# stop it by PID. Then launch it 5 more times (LAUNCHES) for start-up medians. Writes the tables between the markers in docs/benchmarks.md.
+# stop it by PID. Then launch it LAUNCHES (default 5) more times for start-up medians. Writes the tables between the markers in docs/benchmarks.md.
 #
 # Usage: bench/peers/run.sh [ENGINE ...]   ENGINES: ceiling gsoap osprey cxf axis1 (default: all)
 # Env:   WARM=10 DUR=10 (seconds per wrk run)  ROUNDS=1 (repeat the load runs, the engines
@@ -167,7 +167,7 @@ rm -f "$RAW"/*.running
 python3 "$HERE/tools.py" report "$RAW" >"$RAW/report.md"
 cat "$RAW/report.md"
 if [ -z "${NOREPORT:-}" ]; then
-  python3 - "$ROOT/docs/benchmarks.md" "$RAW/report.md" "$RAW/versions.txt" "WARM=$WARM DUR=$DUR ROUNDS=$ROUNDS bench/peers/run.sh $*" <<'PY'
+  python3 - "$ROOT/docs/benchmarks.md" "$RAW/report.md" "$RAW/versions.txt" "LAUNCHES=${LAUNCHES:-5} WARM=$WARM DUR=$DUR ROUNDS=$ROUNDS bench/peers/run.sh $*" <<'PY'
 import sys, datetime
 doc, report, versions, cmd = sys.argv[1:5]
 text = open(doc).read()

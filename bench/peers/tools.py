@@ -212,7 +212,8 @@ def report(raw):
             out.append(f"| {NAMES.get(p, p) if i == 0 else ''} | {op} | {fmt(s1.get('rps'))} | {fmt(s16.get('rps'))} | "
                        f"{fmt(s1.get('p50'), 3)} | {fmt(s16.get('p99'), 2)} | {err} |")
     out.append("")
-    out.append("Start-up, medians of 5 launches: cold start is launch to the first correct echoVoid; then one")
+    launches = os.environ.get("LAUNCHES", "5")
+    out.append(f"Start-up, medians of {launches} launches: cold start is launch to the first correct echoVoid; then one")
     out.append("echoStruct, then 20 more with the same client (Python http.client, a new connection each).")
     out.append("")
     out.append("| engine | RSS after the load runs | cold start | first echoStruct | later echoStructs | first / later |")
