@@ -180,6 +180,10 @@ struct HandlersArgs {
     /// Requests per step, for each set-up.
     #[arg(long, default_value_t = 100)]
     requests: usize,
+    /// Requests sent to one set-up back to back before the next set-up's turn (1: the
+    /// set-ups take every request in turn).
+    #[arg(long, default_value_t = 10)]
+    block: usize,
     /// `osprey handler-worker` processes serving the handler.
     #[arg(long, default_value_t = 1)]
     workers: usize,
@@ -517,14 +521,15 @@ fn bench_lifecycle(a: LifecycleArgs) -> anyhow::Result<()> {
 }
 
 fn bench_handlers(a: HandlersArgs) -> anyhow::Result<()> {
-    if a.requests == 0 || a.counts.is_empty() || a.counts.contains(&0) {
-        bail!("--requests and every --counts value must be at least 1");
+    if a.requests == 0 || a.block == 0 || a.counts.is_empty() || a.counts.contains(&0) {
+        bail!("--requests, --block and every --counts value must be at least 1");
     }
     let cfg = osprey_bench::HandlersConfig {
         binary: std::env::current_exe().context("locating the osprey binary")?,
         nats: a.nats,
         counts: a.counts,
         requests: a.requests,
+        block: a.block,
         workers: a.workers.max(1),
         pipelined_handlers: a.pipelined,
         throughput_duration: a.throughput_duration,

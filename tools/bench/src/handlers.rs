@@ -41,6 +41,11 @@ pub struct HandlersConfig {
     pub counts: Vec<usize>,
     /// Requests per step and set-up (the paper: 100).
     pub requests: usize,
+    /// Requests sent to one set-up back to back before the next set-up's turn (1: each
+    /// request to the next set-up). The paper sent each set-up's requests back to back;
+    /// taking the set-ups in turn, a block at a time, spreads the machine's noise over all
+    /// of them alike.
+    pub block: usize,
     /// Worker processes serving the handler.
     pub workers: usize,
     /// Handlers in the pipelined-throughput comparison.
@@ -60,6 +65,7 @@ impl Default for HandlersConfig {
             nats: None,
             counts: vec![1, 10, 20, 30, 40, 50],
             requests: 100,
+            block: 10,
             workers: 1,
             pipelined_handlers: 10,
             throughput_duration: Duration::from_secs(3),
@@ -139,6 +145,8 @@ pub struct HandlersReport {
     pub workers: usize,
     /// Requests per step.
     pub requests: usize,
+    /// Requests sent to one set-up back to back before the next set-up's turn.
+    pub block: usize,
     /// Wall time of the whole run (s).
     pub took_s: f64,
 }
@@ -370,34 +378,39 @@ async fn nats_round_trip(url: &str, n: usize) -> Result<Stat, String> {
 /// Subject prefix of the experiment's workers.
 const PREFIX: &str = "osprey.handler";
 
-/// `requests` exchanges with each of `urls`, taken in turn (so that the machine's noise
-/// falls on all alike), after 10 unmeasured ones each; their round trips (ms).
-async fn interleaved<const K: usize>(
+/// `requests` exchanges with each of `urls`, taken in turn `block` requests at a time
+/// (so that the machine's noise, and its drift over the run, fall on all alike), after 10
+/// unmeasured ones each; their round trips (ms), in the order of `urls`.
+async fn interleaved(
     client: &HttpClient,
     urls: &[&str],
     body: &Bytes,
     requests: usize,
+    block: usize,
     bar: &ProgressBar,
-) -> Result<[Stat; K], String> {
+) -> Result<Vec<Stat>, String> {
     for _ in 0..10 {
         for u in urls {
             exchange(client, u, body).await?;
         }
     }
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(requests); urls.len()];
-    for _ in 0..requests {
+    let block = block.max(1);
+    let mut sent = 0;
+    while sent < requests {
+        let n = block.min(requests - sent);
         for (u, s) in urls.iter().zip(samples.iter_mut()) {
-            s.push(ms(exchange(client, u, body).await?));
-            bar.inc(1);
+            for _ in 0..n {
+                s.push(ms(exchange(client, u, body).await?));
+                bar.inc(1);
+            }
         }
+        sent += n;
     }
-    let stats: Vec<Stat> = samples
+    samples
         .iter()
-        .map(|s| Stat::of(s).ok_or("no samples"))
-        .collect::<Result<_, _>>()?;
-    stats
-        .try_into()
-        .map_err(|_| "one set of samples per URL".to_owned())
+        .map(|s| Stat::of(s).ok_or_else(|| "no samples".to_owned()))
+        .collect()
 }
 
 /// A handler that does nothing: what an in-process handler costs the pipeline.
@@ -509,19 +522,35 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
     let client = HttpClient::new(Duration::from_secs(30));
     bar.set_message("NATS round trip");
     let nats_round_trip = rt.block_on(nats_round_trip(&nats, 1000))?;
-    let mut steps = Vec::new();
+    // Every step's three containers run at once and the steps are measured together,
+    // a block of requests at a time each: drift in the machine's speed over the run falls
+    // on all steps alike instead of on whichever step was measured then.
+    bar.set_message(format!("N = {:?}", cfg.counts));
+    let mut containers = Vec::new();
     for &n in &cfg.counts {
-        bar.set_message(format!("N = {n}"));
-        let urls = [Setup::Local, Setup::Sequential, Setup::Chained]
-            .iter()
-            .map(|&setup| {
-                let toml = chain_toml(n, setup, &nats, PREFIX, 1);
-                start_container(&cfg.binary, dir, &format!("{n}-{setup:?}"), &toml)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let urls: Vec<&str> = urls.iter().map(|(_, u)| u.as_str()).collect();
-        let samples = rt.block_on(interleaved(&client, &urls, &body, cfg.requests, &bar))?;
-        let [local, distributed, chained] = samples;
+        for setup in [Setup::Local, Setup::Sequential, Setup::Chained] {
+            let toml = chain_toml(n, setup, &nats, PREFIX, 1);
+            containers.push(start_container(
+                &cfg.binary,
+                dir,
+                &format!("{n}-{setup:?}"),
+                &toml,
+            )?);
+        }
+    }
+    let urls: Vec<&str> = containers.iter().map(|(_, u)| u.as_str()).collect();
+    let samples = rt.block_on(interleaved(
+        &client,
+        &urls,
+        &body,
+        cfg.requests,
+        cfg.block,
+        &bar,
+    ))?;
+    drop(containers);
+    let mut steps = Vec::new();
+    for (&n, set) in cfg.counts.iter().zip(samples.chunks_exact(3)) {
+        let [local, distributed, chained] = [set[0], set[1], set[2]];
         #[allow(clippy::cast_precision_loss)]
         let nf = n as f64;
         steps.push(Step {
@@ -573,13 +602,15 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
             })
             .collect::<Result<Vec<_>, _>>()?;
         let urls: Vec<&str> = urls.iter().map(|(_, u)| u.as_str()).collect();
-        let [local, sequential, parallel] = rt.block_on(interleaved(
+        let stats = rt.block_on(interleaved(
             &client,
             &urls,
             &body,
             cfg.requests,
+            cfg.block,
             &ProgressBar::hidden(),
         ))?;
+        let [local, sequential, parallel] = [stats[0], stats[1], stats[2]];
         Some(Parallel {
             rounds: cfg.heavy_rounds,
             workers: 2,
@@ -603,6 +634,7 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
         in_process_ns,
         workers: cfg.workers.max(1),
         requests: cfg.requests,
+        block: cfg.block,
         took_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -615,8 +647,10 @@ impl HandlersReport {
         let head: Vec<String> = self.steps.iter().map(|p| p.handlers.to_string()).collect();
         s.push_str(&format!(
             "Overheads of handler distribution for the increasing number of handlers \
-             ({} requests per step, {} B echoStruct requests, {} worker process{})\n\n",
+             ({} requests per step and set-up, {} at a time, {} B echoStruct requests, \
+             {} worker process{})\n\n",
             self.requests,
+            self.block,
             self.request_bytes,
             self.workers,
             if self.workers == 1 { "" } else { "es" }
