@@ -134,3 +134,41 @@ async fn streamed_responses_arrive_whole() {
         .unwrap();
     assert_eq!(&r.body[..], b"chunk0;chunk1;chunk2;");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_serving_thread_runs_its_start_work_before_taking_connections() {
+    let ran: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let mut server = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        HttpConfig {
+            workers: 2,
+            ..HttpConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let seen = ran.clone();
+    server.on_thread_start(Arc::new(move |i| {
+        let seen = seen.clone();
+        Box::pin(async move {
+            // Start-up work on the thread's own runtime, the first thread's the slowest.
+            let ms = if i == 0 { 400 } else { 50 };
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            let name = std::thread::current().name().unwrap_or("").to_owned();
+            seen.lock().unwrap().push(format!("{i} {name}"));
+        })
+    }));
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.serve(Arc::new(Echo), std::future::pending()));
+    // Connecting during the start-up work is not refused: the answer comes once every
+    // thread is ready.
+    let mut conn = HttpConnection::connect(addr).await.unwrap();
+    let r = conn
+        .post("/x", &[], Bytes::from_static(b"a"))
+        .await
+        .unwrap();
+    assert_eq!((r.status, &r.body[..]), (200, &b"|a"[..]));
+    let mut ran = ran.lock().unwrap().clone();
+    ran.sort();
+    assert_eq!(ran, ["0 osprey-worker-0", "1 osprey-worker-1"]);
+}
