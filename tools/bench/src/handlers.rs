@@ -11,9 +11,8 @@
 //! handler-worker`); without `--nats` a `nats-server` child is started on a free
 //! loopback port and stopped by PID at the end.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +24,7 @@ use osprey_transport::http::HttpClient;
 use serde::Serialize;
 
 use crate::lifecycle::Stat;
+use crate::process::{start_until, word_after, Proc};
 use crate::wstest::{request_body, run_wstest, Operation, WsTestConfig};
 
 /// The handler the experiment repeats: SHA-256 of the body (real work, idempotent).
@@ -151,50 +151,6 @@ pub struct HandlersReport {
     pub took_s: f64,
 }
 
-/// A child process stopped (SIGTERM, then wait) when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            let _ = Command::new("kill")
-                .args(["-TERM", &self.0.id().to_string()])
-                .status();
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = self.0.kill();
-        }
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `cmd` with its stderr read until a line containing `ready` (returned), then
-/// drained in the background.
-fn start_until(mut cmd: Command, ready: &str, what: &str) -> Result<(Proc, String), String> {
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("starting {what}: {e}"))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
-    let proc = Proc(child);
-    let mut lines = BufReader::new(stderr).lines();
-    let mut seen = Vec::new();
-    let line = lines
-        .by_ref()
-        .take(100)
-        .map_while(Result::ok)
-        .inspect(|l| seen.push(l.clone()))
-        .find(|l| l.contains(ready));
-    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-    match line {
-        Some(l) => Ok((proc, l)),
-        None => Err(format!("{what} did not start:\n{}", seen.join("\n"))),
-    }
-}
-
 fn free_port() -> Result<u16, String> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -272,12 +228,7 @@ fn start_container(
         .arg("--data")
         .arg(dir);
     let (p, line) = start_until(cmd, "serving echo at ", "osprey serve")?;
-    let url = line
-        .split("serving echo at ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .ok_or("no URL in the readiness line")?
-        .to_owned();
+    let url = word_after(&line, "serving echo at ").ok_or("no URL in the readiness line")?;
     Ok((p, url))
 }
 

@@ -17,14 +17,16 @@
 //! and the initialisation overheads are differences of case means, as the paper computes
 //! them: container = case 1 - case 2, client = case 2 - case 3, resource = case 3 - case 4.
 
-use std::io::{BufRead, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use osprey_counter::{CounterClient, VALUE};
 use osprey_wsrf::client::{ClientError, NotificationConsumer};
 use serde::{Deserialize, Serialize};
+
+use crate::process::{start_until, word_after, Proc};
 
 /// A timed step of the sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -244,55 +246,15 @@ pub struct LifecycleReport {
 }
 
 /// Starts `osprey serve` on a free loopback port with state in `data`; returns the
-/// process and the counter URL once it serves.
-fn start_container(binary: &Path, data: &Path) -> Result<(Child, String), String> {
-    let mut child = Command::new(binary)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", binary.display()))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    let line = lines
-        .by_ref()
-        .take(50)
-        .map_while(Result::ok)
-        .find(|l| l.contains("serving counter at "));
-    // Keep draining the log so the container never blocks on a full pipe.
-    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-    let url = line
-        .as_deref()
-        .and_then(|l| l.split("serving counter at ").nth(1))
-        .and_then(|r| r.split_whitespace().next())
-        .map(str::to_owned);
-    match url {
-        Some(u) => Ok((child, u)),
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            Err(
-                "the container did not report a counter endpoint (is the counter in its config?)"
-                    .into(),
-            )
-        }
-    }
-}
-
-fn stop(mut child: Child) {
-    // SIGTERM lets it finish gracefully; the next container starts after it is gone.
-    #[cfg(unix)]
-    {
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = child.kill();
-    }
-    let _ = child.wait();
+/// process (stopped when dropped) and the counter URL once it serves.
+fn start_container(binary: &Path, data: &Path) -> Result<(Proc, String), String> {
+    let mut cmd = Command::new(binary);
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data);
+    let (proc, line) = start_until(cmd, "serving counter at ", "osprey serve")?;
+    let url = word_after(&line, "serving counter at ")
+        .ok_or("the container did not report a counter endpoint (is the counter in its config?)")?;
+    Ok((proc, url))
 }
 
 /// Runs one client process against `url`; returns its samples.
@@ -335,15 +297,13 @@ pub fn run(cfg: &LifecycleConfig) -> Result<LifecycleReport, String> {
     let result = (|| {
         for c in 0..cfg.containers {
             let data = work.join(format!("container-{c}"));
-            let (child, url) = start_container(&cfg.binary, &data)?;
+            // Stopped (and gone) when dropped, before the next container starts.
+            let (container, url) = start_container(&cfg.binary, &data)?;
             for k in 0..cfg.clients {
                 let got = run_client_process(cfg, &url);
                 let got = match got {
                     Ok(g) => g,
-                    Err(e) => {
-                        stop(child);
-                        return Err(format!("container {c}, client {k}: {e}"));
-                    }
+                    Err(e) => return Err(format!("container {c}, client {k}: {e}")),
                 };
                 samples.extend(got.into_iter().map(|mut s| {
                     s.container = c;
@@ -355,7 +315,7 @@ pub fn run(cfg: &LifecycleConfig) -> Result<LifecycleReport, String> {
                     b.inc(1);
                 }
             }
-            stop(child);
+            drop(container);
             let _ = std::fs::remove_dir_all(&data);
         }
         Ok(())
