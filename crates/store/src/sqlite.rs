@@ -3,10 +3,10 @@
 //!
 //! `locking_mode=EXCLUSIVE`, set before WAL mode is entered, keeps SQLite's WAL index in
 //! the process's memory (no `-shm` file to map) and spares every transaction the file-lock
-//! calls of shared mode: a transaction of one 120-byte record took 1.6-3.3 us against
-//! 3.4-5.8 us in shared mode (a loop of 20,000 transactions with rusqlite, `synchronous =
-//! NORMAL`, five interleaved rounds, 2026-11-23). The price is that no other process may open
-//! the database meanwhile, which is what a container wants of its state anyway.
+//! calls of shared mode: a transaction of one 120-byte record took 1.18 us against 4.01 us
+//! in shared mode (`cargo bench -p osprey-store --bench commit`, 2026-11-23). The price is
+//! that no other process may open the database meanwhile, which is what a container wants
+//! of its state anyway.
 
 use std::path::Path;
 use std::time::Duration;
