@@ -260,10 +260,7 @@ pub async fn build_dispatcher(config: &Config) -> anyhow::Result<Dispatcher> {
         }
         registry.add(&s.path, service, Pipeline::placed(chain, config.bus.mode));
     }
-    let mut dispatcher = Dispatcher::new(registry, config.limits.clone());
-    if let Some(bus) = &bus {
-        dispatcher.add_bus(bus.clone());
-    }
+    let dispatcher = Dispatcher::new(registry, config.limits.clone());
     // With the in-process bus, this container is its own worker.
     if let Some(bus) = &bus {
         for (subject, handler) in local_workers {

@@ -341,3 +341,29 @@ async fn schema_validation_on_a_worker_names_the_bad_element() {
     assert!(r.text().contains("HandlerUnavailable"), "{}", r.text());
     assert!(r.text().contains("schema-validate"), "{}", r.text());
 }
+
+/// The buses a container's serving threads attach to are those its placed handlers use,
+/// each once, and none when every handler runs in process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serving_threads_attach_to_each_bus_of_placed_handlers_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().display();
+    let placed = osprey_container::Config::parse(&format!(
+        "[data]\ndir = \"{data}/a\"\n\
+         [[service]]\nname = \"echo\"\npath = \"/a\"\n\
+         handlers = [\"body-digest\", \"audit-log\"]\nremote = [\"body-digest\", \"audit-log\"]\n\
+         [[service]]\nname = \"echo\"\npath = \"/b\"\n\
+         handlers = [\"body-digest\"]\nremote = [\"body-digest\"]\n\
+         [handler.audit-log]\nfile = \"{data}/audit.log\"\n"
+    ))
+    .unwrap();
+    let d = osprey::build_dispatcher(&placed).await.unwrap();
+    assert_eq!(d.buses().len(), 1);
+    let local = osprey_container::Config::parse(&format!(
+        "[data]\ndir = \"{data}/b\"\n\
+         [[service]]\nname = \"echo\"\npath = \"/a\"\nhandlers = [\"body-digest\"]\n"
+    ))
+    .unwrap();
+    let d = osprey::build_dispatcher(&local).await.unwrap();
+    assert!(d.buses().is_empty());
+}

@@ -23,8 +23,6 @@ pub struct Dispatcher {
     limits: Arc<Limits>,
     /// What must live as long as the dispatcher (in-process handler workers).
     held: std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>>,
-    /// The buses of placed handlers.
-    buses: Vec<Arc<dyn Bus>>,
 }
 
 impl Dispatcher {
@@ -34,20 +32,25 @@ impl Dispatcher {
             registry,
             limits: Arc::new(limits),
             held: std::sync::Mutex::default(),
-            buses: Vec::new(),
         }
     }
 
-    /// Records a bus that placed handlers use: each thread that serves requests attaches
-    /// itself to it at start-up ([`Bus::attach_thread`]), so that its requests' handler
-    /// calls do not cross threads.
-    pub fn add_bus(&mut self, bus: Arc<dyn Bus>) {
-        self.buses.push(bus);
-    }
-
-    /// The buses placed handlers use.
-    pub fn buses(&self) -> &[Arc<dyn Bus>] {
-        &self.buses
+    /// The buses placed handlers use, each once: every thread that serves requests
+    /// attaches itself to them at start-up ([`Bus::attach_thread`]), so that its
+    /// requests' handler calls do not cross threads.
+    pub fn buses(&self) -> Vec<Arc<dyn Bus>> {
+        let mut buses: Vec<Arc<dyn Bus>> = Vec::new();
+        for bus in self
+            .registry
+            .entries()
+            .iter()
+            .flat_map(|e| e.pipeline.buses())
+        {
+            if !buses.iter().any(|b| Arc::ptr_eq(b, bus)) {
+                buses.push(bus.clone());
+            }
+        }
+        buses
     }
 
     /// Keeps `thing` alive as long as the dispatcher (the in-process workers of placed

@@ -91,6 +91,13 @@ impl Pipeline {
         self.stages.iter().map(|s| &s.handler)
     }
 
+    /// The buses of the handlers that run on workers (once per placed handler).
+    pub fn buses(&self) -> impl Iterator<Item = &Arc<dyn osprey_bus::Bus>> {
+        self.stages
+            .iter()
+            .filter_map(|s| s.placement.as_ref().map(|p| &p.bus))
+    }
+
     /// How many handlers run on workers.
     pub fn placed_count(&self) -> usize {
         self.stages.iter().filter(|s| s.placement.is_some()).count()

@@ -60,7 +60,7 @@ impl Listeners {
     ) -> io::Result<Running> {
         let addrs = self.addrs()?;
         let mut servers = self.servers;
-        let buses = dispatcher.buses().to_vec();
+        let buses = dispatcher.buses();
         if !buses.is_empty() {
             let init: ThreadInit = Arc::new(move |thread| {
                 let buses = buses.clone();

@@ -364,6 +364,13 @@ async fn interleaved(
         .collect()
 }
 
+/// The figures of one comparison's three set-ups, in order.
+fn three(stats: &[Stat]) -> Result<[Stat; 3], String> {
+    stats
+        .try_into()
+        .map_err(|_| format!("{} sets of samples for three set-ups", stats.len()))
+}
+
 /// A handler that does nothing: what an in-process handler costs the pipeline.
 struct Noop;
 
@@ -501,7 +508,7 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
     drop(containers);
     let mut steps = Vec::new();
     for (&n, set) in cfg.counts.iter().zip(samples.chunks_exact(3)) {
-        let [local, distributed, chained] = [set[0], set[1], set[2]];
+        let [local, distributed, chained] = three(set)?;
         #[allow(clippy::cast_precision_loss)]
         let nf = n as f64;
         steps.push(Step {
@@ -561,7 +568,7 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
             cfg.block,
             &ProgressBar::hidden(),
         ))?;
-        let [local, sequential, parallel] = [stats[0], stats[1], stats[2]];
+        let [local, sequential, parallel] = three(&stats)?;
         Some(Parallel {
             rounds: cfg.heavy_rounds,
             workers: 2,
