@@ -182,8 +182,12 @@ struct HandlersArgs {
     requests: usize,
     /// Requests sent to one set-up back to back before the next set-up's turn (1: the
     /// set-ups take every request in turn).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 100)]
     block: usize,
+    /// Unmeasured exchanges at the start of each block (a container's first requests
+    /// after the others' turn find its caches cold).
+    #[arg(long, default_value_t = 5)]
+    block_warmup: usize,
     /// `osprey handler-worker` processes serving the handler.
     #[arg(long, default_value_t = 1)]
     workers: usize,
@@ -530,6 +534,7 @@ fn bench_handlers(a: HandlersArgs) -> anyhow::Result<()> {
         counts: a.counts,
         requests: a.requests,
         block: a.block,
+        block_warmup: a.block_warmup,
         workers: a.workers.max(1),
         pipelined_handlers: a.pipelined,
         throughput_duration: a.throughput_duration,

@@ -113,6 +113,7 @@ fn bench_handlers_runs_the_papers_experiment() {
     let stem = out.path().join("h");
     let run = Command::new(env!("CARGO_BIN_EXE_osprey"))
         .args(["bench", "handlers", "--counts", "1,3", "--requests", "5"])
+        .args(["--block", "2", "--block-warmup", "1"])
         .args(["--pipelined", "2", "--throughput-duration", "300ms"])
         .args(["--heavy-rounds", "10", "--out"])
         .arg(&stem)
@@ -144,7 +145,10 @@ fn bench_handlers_runs_the_papers_experiment() {
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(stem.with_extension("json")).unwrap()).unwrap();
     assert_eq!(json["steps"][1]["handlers"], 3);
+    // Blocks of 2, 2 and 1 measured exchanges, each after one that is not.
     assert_eq!(json["steps"][1]["distributed"]["n"], 5);
+    assert_eq!(json["block"], 2);
+    assert_eq!(json["block_warmup"], 1);
     assert!(stem.with_extension("svg").exists());
 }
 

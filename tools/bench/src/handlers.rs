@@ -20,7 +20,7 @@ use bytes::Bytes;
 use indicatif::{ProgressBar, ProgressStyle};
 use osprey_bus::{Bus, NatsBus};
 use osprey_soap::SoapVersion;
-use osprey_transport::http::HttpClient;
+use osprey_transport::http::{HeaderValue as Value, HttpConnection};
 use serde::Serialize;
 
 use crate::lifecycle::Stat;
@@ -46,6 +46,10 @@ pub struct HandlersConfig {
     /// taking the set-ups in turn, a block at a time, spreads the machine's noise over all
     /// of them alike.
     pub block: usize,
+    /// Unmeasured exchanges at the start of each block: the first requests to a container
+    /// after the others had their turn are slower (its caches went to the others), and
+    /// the shorter a step's requests the more that weighs on its overhead per handler.
+    pub block_warmup: usize,
     /// Worker processes serving the handler.
     pub workers: usize,
     /// Handlers in the pipelined-throughput comparison.
@@ -65,7 +69,8 @@ impl Default for HandlersConfig {
             nats: None,
             counts: vec![1, 10, 20, 30, 40, 50],
             requests: 100,
-            block: 10,
+            block: 100,
+            block_warmup: 5,
             workers: 1,
             pipelined_handlers: 10,
             throughput_duration: Duration::from_secs(3),
@@ -147,6 +152,8 @@ pub struct HandlersReport {
     pub requests: usize,
     /// Requests sent to one set-up back to back before the next set-up's turn.
     pub block: usize,
+    /// Unmeasured exchanges at the start of each block.
+    pub block_warmup: usize,
     /// Wall time of the whole run (s).
     pub took_s: f64,
 }
@@ -258,24 +265,51 @@ fn start_worker(
     Ok(start_until(cmd, "handler-worker ready", "osprey handler-worker")?.0)
 }
 
-/// One echoStruct exchange; checks the answer and the digest header.
-async fn exchange(client: &HttpClient, url: &str, body: &Bytes) -> Result<Duration, String> {
-    let t = Instant::now();
-    let r = client
-        .post(
-            url,
-            "text/xml; charset=utf-8",
-            &[("soapaction", "\"urn:wstest/echoStruct\"")],
-            body.clone(),
-        )
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    let took = t.elapsed();
-    let text = String::from_utf8_lossy(&r.body);
-    if r.status != 200 || !text.contains("echoStructResponse") || !text.contains("BodyDigest") {
-        return Err(format!("{url} answered {}: {text:.300}", r.status));
+/// A kept-alive connection to one container's echo service.
+struct Target {
+    conn: HttpConnection,
+    path: String,
+    url: String,
+}
+
+impl Target {
+    async fn connect(url: &str) -> Result<Self, String> {
+        let parsed = WsTestConfig::new(url, Operation::Struct)?;
+        let conn = HttpConnection::connect(parsed.addr)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        Ok(Target {
+            conn,
+            path: parsed.path,
+            url: url.to_owned(),
+        })
     }
-    Ok(took)
+
+    /// One echoStruct exchange; checks the answer and the digest header.
+    async fn exchange(&mut self, body: &Bytes) -> Result<Duration, String> {
+        let headers = [
+            (
+                "content-type",
+                Value::from_static("text/xml; charset=utf-8"),
+            ),
+            (
+                "soapaction",
+                Value::from_static("\"urn:wstest/echoStruct\""),
+            ),
+        ];
+        let t = Instant::now();
+        let r = self
+            .conn
+            .post(&self.path, &headers, body.clone())
+            .await
+            .map_err(|e| format!("{}: {e}", self.url))?;
+        let took = t.elapsed();
+        let text = String::from_utf8_lossy(&r.body);
+        if r.status != 200 || !text.contains("echoStructResponse") || !text.contains("BodyDigest") {
+            return Err(format!("{} answered {}: {text:.300}", self.url, r.status));
+        }
+        Ok(took)
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -329,20 +363,24 @@ async fn nats_round_trip(url: &str, n: usize) -> Result<Stat, String> {
 /// Subject prefix of the experiment's workers.
 const PREFIX: &str = "osprey.handler";
 
-/// `requests` exchanges with each of `urls`, taken in turn `block` requests at a time
-/// (so that the machine's noise, and its drift over the run, fall on all alike), after 10
-/// unmeasured ones each; their round trips (ms), in the order of `urls`.
+/// `requests` exchanges with each of `urls` over a kept-alive connection each, taken in
+/// turn `block` requests at a time (so that the machine's noise, and its drift over the
+/// run, fall on all alike), each block after `warmup` unmeasured ones, and the whole after
+/// 10 unmeasured ones each; their round trips (ms), in the order of `urls`.
 async fn interleaved(
-    client: &HttpClient,
     urls: &[&str],
     body: &Bytes,
     requests: usize,
-    block: usize,
+    (block, warmup): (usize, usize),
     bar: &ProgressBar,
 ) -> Result<Vec<Stat>, String> {
+    let mut targets = Vec::with_capacity(urls.len());
+    for u in urls {
+        targets.push(Target::connect(u).await?);
+    }
     for _ in 0..10 {
-        for u in urls {
-            exchange(client, u, body).await?;
+        for t in &mut targets {
+            t.exchange(body).await?;
         }
     }
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(requests); urls.len()];
@@ -350,9 +388,12 @@ async fn interleaved(
     let mut sent = 0;
     while sent < requests {
         let n = block.min(requests - sent);
-        for (u, s) in urls.iter().zip(samples.iter_mut()) {
+        for (t, s) in targets.iter_mut().zip(samples.iter_mut()) {
+            for _ in 0..warmup {
+                t.exchange(body).await?;
+            }
             for _ in 0..n {
-                s.push(ms(exchange(client, u, body).await?));
+                s.push(ms(t.exchange(body).await?));
                 bar.inc(1);
             }
         }
@@ -477,7 +518,6 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
         ProgressBar::hidden()
     };
     let body = Bytes::from(request_body(Operation::Struct, SoapVersion::V11));
-    let client = HttpClient::new(Duration::from_secs(30));
     bar.set_message("NATS round trip");
     let nats_round_trip = rt.block_on(nats_round_trip(&nats, 1000))?;
     // Every step's three containers run at once and the steps are measured together,
@@ -498,11 +538,10 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
     }
     let urls: Vec<&str> = containers.iter().map(|(_, u)| u.as_str()).collect();
     let samples = rt.block_on(interleaved(
-        &client,
         &urls,
         &body,
         cfg.requests,
-        cfg.block,
+        (cfg.block, cfg.block_warmup),
         &bar,
     ))?;
     drop(containers);
@@ -561,11 +600,10 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
             .collect::<Result<Vec<_>, _>>()?;
         let urls: Vec<&str> = urls.iter().map(|(_, u)| u.as_str()).collect();
         let stats = rt.block_on(interleaved(
-            &client,
             &urls,
             &body,
             cfg.requests,
-            cfg.block,
+            (cfg.block, cfg.block_warmup),
             &ProgressBar::hidden(),
         ))?;
         let [local, sequential, parallel] = three(&stats)?;
@@ -593,6 +631,7 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
         workers: cfg.workers.max(1),
         requests: cfg.requests,
         block: cfg.block,
+        block_warmup: cfg.block_warmup,
         took_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -605,10 +644,11 @@ impl HandlersReport {
         let head: Vec<String> = self.steps.iter().map(|p| p.handlers.to_string()).collect();
         s.push_str(&format!(
             "Overheads of handler distribution for the increasing number of handlers \
-             ({} requests per step and set-up, {} at a time, {} B echoStruct requests, \
-             {} worker process{})\n\n",
+             ({} requests per step and set-up, {} at a time after {} unmeasured, {} B \
+             echoStruct requests, {} worker process{})\n\n",
             self.requests,
             self.block,
+            self.block_warmup,
             self.request_bytes,
             self.workers,
             if self.workers == 1 { "" } else { "es" }
