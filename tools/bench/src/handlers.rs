@@ -20,7 +20,7 @@ use bytes::Bytes;
 use indicatif::{ProgressBar, ProgressStyle};
 use osprey_bus::{Bus, NatsBus};
 use osprey_soap::SoapVersion;
-use osprey_transport::http::{HeaderValue as Value, HttpConnection};
+use osprey_transport::http::{ClientError, HeaderValue as Value, HttpConnection, HttpResponse};
 use serde::Serialize;
 
 use crate::lifecycle::Stat;
@@ -287,6 +287,27 @@ impl Target {
 
     /// One echoStruct exchange; checks the answer and the digest header.
     async fn exchange(&mut self, body: &Bytes) -> Result<Duration, String> {
+        let (r, took) = match self.post(body).await {
+            Ok(done) => done,
+            Err(first) => {
+                // A container closes a connection left idle past its read timeout (a
+                // long block of the other set-ups): connect again, once.
+                self.conn = HttpConnection::connect(self.conn.peer())
+                    .await
+                    .map_err(|e| format!("{}: {first}; connecting again: {e}", self.url))?;
+                self.post(body)
+                    .await
+                    .map_err(|e| format!("{}: {first}; again: {e}", self.url))?
+            }
+        };
+        let text = String::from_utf8_lossy(&r.body);
+        if r.status != 200 || !text.contains("echoStructResponse") || !text.contains("BodyDigest") {
+            return Err(format!("{} answered {}: {text:.300}", self.url, r.status));
+        }
+        Ok(took)
+    }
+
+    async fn post(&mut self, body: &Bytes) -> Result<(HttpResponse, Duration), ClientError> {
         let headers = [
             (
                 "content-type",
@@ -298,17 +319,8 @@ impl Target {
             ),
         ];
         let t = Instant::now();
-        let r = self
-            .conn
-            .post(&self.path, &headers, body.clone())
-            .await
-            .map_err(|e| format!("{}: {e}", self.url))?;
-        let took = t.elapsed();
-        let text = String::from_utf8_lossy(&r.body);
-        if r.status != 200 || !text.contains("echoStructResponse") || !text.contains("BodyDigest") {
-            return Err(format!("{} answered {}: {text:.300}", self.url, r.status));
-        }
-        Ok(took)
+        let r = self.conn.post(&self.path, &headers, body.clone()).await?;
+        Ok((r, t.elapsed()))
     }
 }
 
