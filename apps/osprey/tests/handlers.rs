@@ -1,7 +1,6 @@
 //! Handler chains placed by configuration: in process, on the in-process bus, and on
 //! `osprey handler-worker` processes over a real nats-server (osprey-testkit).
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +8,7 @@ use std::time::Duration;
 use osprey_testkit::NatsServer;
 use sha2::{Digest, Sha256};
 
-use crate::support::{post, Response, Server};
+use crate::support::{await_ready, post, Response, Server};
 
 const STRUCT: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><echoVoid xmlns="urn:wstest"/></soapenv:Body></soapenv:Envelope>"#;
@@ -125,14 +124,7 @@ impl Worker {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let ready = lines
-            .by_ref()
-            .take(20)
-            .map_while(Result::ok)
-            .any(|l| l.contains("handler-worker ready"));
-        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-        assert!(ready, "the worker did not report readiness");
+        await_ready(&mut child, "handler-worker ready", "osprey handler-worker");
         Worker(child)
     }
 

@@ -168,6 +168,29 @@ pub fn request(op: osprey_bench::Operation) -> Vec<u8> {
     osprey_bench::wstest::request_body(op, osprey_soap::SoapVersion::V11)
 }
 
+/// Reads `child`'s log (stderr, piped) until a line containing `ready`, among its first 20
+/// lines, and returns it; the rest is drained in the background so that the child never
+/// blocks on a full pipe. Without that line: kills the child and panics with what it
+/// logged, naming it `what`.
+pub fn await_ready(child: &mut std::process::Child, ready: &str, what: &str) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let mut seen = Vec::new();
+    let line = lines
+        .by_ref()
+        .take(20)
+        .map_while(Result::ok)
+        .inspect(|l| seen.push(l.clone()))
+        .find(|l| l.contains(ready));
+    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
+    let Some(line) = line else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} did not start:\n{}", seen.join("\n"));
+    };
+    line
+}
+
 /// Starts the real `osprey serve` on `addr` with state in `data`, the configuration
 /// `config_toml` and `args`; returns the child and the counter's URL once it serves.
 pub fn spawn_osprey(
@@ -176,7 +199,6 @@ pub fn spawn_osprey(
     config_toml: &str,
     args: &[&str],
 ) -> (std::process::Child, String) {
-    use std::io::{BufRead, BufReader};
     let config = data.join("osprey.toml");
     std::fs::write(&config, config_toml).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_osprey"))
@@ -188,21 +210,7 @@ pub fn spawn_osprey(
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let line = lines
-        .by_ref()
-        .take(20)
-        .map_while(Result::ok)
-        .inspect(|l| seen.push(l.clone()))
-        .find(|l| l.contains("serving counter at"));
-    let Some(line) = line else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("osprey serve did not start:\n{}", seen.join("\n"));
-    };
-    // Keep draining the log so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    let line = await_ready(&mut child, "serving counter at", "osprey serve");
     let url = line
         .split("serving counter at ")
         .nth(1)
