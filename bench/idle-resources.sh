@@ -23,7 +23,7 @@ created=1
 while [ "$created" -lt "$COUNT" ]; do
   "$BIN" bench wstest --url "$URL" --op createCounter --connections 16 --duration 10s \
     --json "$WORK/run.json" >/dev/null
-  n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$WORK/run.json")
+  n=$(json_field "$WORK/run.json" requests)
   created=$((created + n))
   echo "created $created counters, server RSS $(( $(rss) / 1024 )) MiB"
 done

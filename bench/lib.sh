@@ -43,3 +43,9 @@ osprey_stop() {
     OSPREY_PID=
   fi
 }
+
+# json_field FILE KEY: the value of top-level KEY in the JSON file FILE (an `osprey bench
+# ... --json` report).
+json_field() {
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}

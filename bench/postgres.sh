@@ -30,11 +30,10 @@ PG_PID=$!
 for _ in $(seq 1 100); do (echo >/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
 DB="host=127.0.0.1 port=$PORT user=osprey dbname=postgres"
 
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 run() { # label url op connections
   "$BIN" bench wstest --url "$2" --op "$3" --connections "$4" --duration "${SECS}s" --warmup 1s \
     --json "$WORK/r.json" >/dev/null
-  echo "$1 $4 $(field "$WORK/r.json" requests_per_second) $(field "$WORK/r.json" p50_us) $(field "$WORK/r.json" errors)" >>"$WORK/results"
+  echo "$1 $4 $(json_field "$WORK/r.json" requests_per_second) $(json_field "$WORK/r.json" p50_us) $(json_field "$WORK/r.json" errors)" >>"$WORK/results"
 }
 
 echo "commit $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $("$PGBIN/postgres" --version)"

@@ -4,6 +4,8 @@
 #     connections, with [data] sync = "disk" and sync = "os";
 #   - the lifecycle experiment (default 50 containers), timed.
 # Usage: bench/wsrf.sh [ROUNDS] [SECONDS]   (defaults 3 rounds of 5 s per measurement)
+# The lifecycle experiment's tables, CSV, JSON and charts go to $OUT (default
+# target/wsrf); copy the charts into docs/ together with its tables.
 # Containers listen on free loopback ports, keep state in a temporary directory and are
 # stopped by PID.
 set -euo pipefail
@@ -12,7 +14,6 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 bench_init "$@"
 trap 'osprey_stop; rm -rf "$WORK"' EXIT
 
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 echo "commit $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
 for sync in disk os; do
@@ -25,7 +26,7 @@ for sync in disk os; do
         path=/wstest; [ "$op" = add ] && path=/counter
         "$BIN" bench wstest --url "$BASE$path" --op "$op" --connections "$c" --duration "${SECS}s" \
           --warmup 1s --json "$WORK/r.json" >/dev/null
-        echo "$sync $c $r $op $(field "$WORK/r.json" requests_per_second) $(field "$WORK/r.json" p50_us) $(field "$WORK/r.json" errors)" >>"$WORK/results"
+        echo "$sync $c $r $op $(json_field "$WORK/r.json" requests_per_second) $(json_field "$WORK/r.json" p50_us) $(json_field "$WORK/r.json" errors)" >>"$WORK/results"
       done
     done
   done
@@ -47,8 +48,10 @@ print(f"\n(medians of {len(rows)//8} interleaved rounds per cell; errors: {error
 PY
 echo
 start=$(date +%s.%N)
-(cd "$WORK" && "$BIN" bench lifecycle --out "$WORK/lifecycle" 2>/dev/null)
+OUT=${OUT:-$ROOT/target/wsrf}
+mkdir -p "$OUT"
+(cd "$WORK" && "$BIN" bench lifecycle --out "$OUT/lifecycle" 2>/dev/null)
 end=$(date +%s.%N)
 echo
 echo "lifecycle experiment: $(python3 -c "print(f'{$end - $start:.1f}')") s wall clock"
-cp "$WORK/lifecycle.svg" "$WORK/lifecycle.png" "$ROOT/docs/" 2>/dev/null || true
+echo "lifecycle tables, CSV, JSON and charts: $OUT/lifecycle.*"
