@@ -168,27 +168,15 @@ pub fn request(op: osprey_bench::Operation) -> Vec<u8> {
     osprey_bench::wstest::request_body(op, osprey_soap::SoapVersion::V11)
 }
 
-/// Reads `child`'s log (stderr, piped) until a line containing `ready`, among its first 20
-/// lines, and returns it; the rest is drained in the background so that the child never
-/// blocks on a full pipe. Without that line: kills the child and panics with what it
-/// logged, naming it `what`.
+/// Reads `child`'s log until a line containing `ready` and returns it
+/// ([`osprey_bench::process::await_ready`]); without one, kills the child and panics with
+/// what it logged.
 pub fn await_ready(child: &mut std::process::Child, ready: &str, what: &str) -> String {
-    use std::io::{BufRead, BufReader};
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
-    let mut seen = Vec::new();
-    let line = lines
-        .by_ref()
-        .take(20)
-        .map_while(Result::ok)
-        .inspect(|l| seen.push(l.clone()))
-        .find(|l| l.contains(ready));
-    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-    let Some(line) = line else {
+    osprey_bench::process::await_ready(child, ready, what).unwrap_or_else(|e| {
         let _ = child.kill();
         let _ = child.wait();
-        panic!("{what} did not start:\n{}", seen.join("\n"));
-    };
-    line
+        panic!("{e}")
+    })
 }
 
 /// Starts the real `osprey serve` on `addr` with state in `data`, the configuration

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::lifecycle::Stat;
 use crate::process::{start_until, word_after, Proc};
-use crate::wstest::{request_body, run_wstest, Operation, WsTestConfig};
+use crate::wstest::{parse_http_url, request_body, run_wstest, Operation, WsTestConfig};
 
 /// The handler the experiment repeats: SHA-256 of the body (real work, idempotent).
 pub const HANDLER: &str = "body-digest";
@@ -274,13 +274,13 @@ struct Target {
 
 impl Target {
     async fn connect(url: &str) -> Result<Self, String> {
-        let parsed = WsTestConfig::new(url, Operation::Struct)?;
-        let conn = HttpConnection::connect(parsed.addr)
+        let (addr, path) = parse_http_url(url)?;
+        let conn = HttpConnection::connect(addr)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
         Ok(Target {
             conn,
-            path: parsed.path,
+            path,
             url: url.to_owned(),
         })
     }
@@ -375,33 +375,28 @@ async fn nats_round_trip(url: &str, n: usize) -> Result<Stat, String> {
 /// Subject prefix of the experiment's workers.
 const PREFIX: &str = "osprey.handler";
 
-/// `requests` exchanges with each of `urls` over a kept-alive connection each, taken in
-/// turn `block` requests at a time (so that the machine's noise, and its drift over the
-/// run, fall on all alike), each block after `warmup` unmeasured ones, and the whole after
-/// 10 unmeasured ones each; their round trips (ms), in the order of `urls`.
+/// `cfg.requests` exchanges with each of `urls` over a kept-alive connection each, taken
+/// in turn `cfg.block` requests at a time (so that the machine's noise, and its drift over
+/// the run, fall on all alike), each block after `cfg.block_warmup` unmeasured ones; their
+/// round trips (ms), in the order of `urls`.
 async fn interleaved(
+    cfg: &HandlersConfig,
     urls: &[&str],
     body: &Bytes,
-    requests: usize,
-    (block, warmup): (usize, usize),
     bar: &ProgressBar,
 ) -> Result<Vec<Stat>, String> {
     let mut targets = Vec::with_capacity(urls.len());
     for u in urls {
         targets.push(Target::connect(u).await?);
     }
-    for _ in 0..10 {
-        for t in &mut targets {
-            t.exchange(body).await?;
-        }
-    }
+    let requests = cfg.requests;
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(requests); urls.len()];
-    let block = block.max(1);
+    let block = cfg.block.max(1);
     let mut sent = 0;
     while sent < requests {
         let n = block.min(requests - sent);
         for (t, s) in targets.iter_mut().zip(samples.iter_mut()) {
-            for _ in 0..warmup {
+            for _ in 0..cfg.block_warmup {
                 t.exchange(body).await?;
             }
             for _ in 0..n {
@@ -549,13 +544,7 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
         }
     }
     let urls: Vec<&str> = containers.iter().map(|(_, u)| u.as_str()).collect();
-    let samples = rt.block_on(interleaved(
-        &urls,
-        &body,
-        cfg.requests,
-        (cfg.block, cfg.block_warmup),
-        &bar,
-    ))?;
+    let samples = rt.block_on(interleaved(cfg, &urls, &body, &bar))?;
     drop(containers);
     let mut steps = Vec::new();
     for (&n, set) in cfg.counts.iter().zip(samples.chunks_exact(3)) {
@@ -611,13 +600,7 @@ fn run_in(cfg: &HandlersConfig, dir: &Path, started: Instant) -> Result<Handlers
             })
             .collect::<Result<Vec<_>, _>>()?;
         let urls: Vec<&str> = urls.iter().map(|(_, u)| u.as_str()).collect();
-        let stats = rt.block_on(interleaved(
-            &urls,
-            &body,
-            cfg.requests,
-            (cfg.block, cfg.block_warmup),
-            &ProgressBar::hidden(),
-        ))?;
+        let stats = rt.block_on(interleaved(cfg, &urls, &body, &ProgressBar::hidden()))?;
         let [local, sequential, parallel] = three(&stats)?;
         Some(Parallel {
             rounds: cfg.heavy_rounds,

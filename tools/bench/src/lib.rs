@@ -7,7 +7,7 @@
 pub mod chart;
 pub mod handlers;
 pub mod lifecycle;
-mod process;
+pub mod process;
 pub mod wstest;
 
 pub use handlers::{HandlersConfig, HandlersReport};

@@ -1,5 +1,6 @@
 //! The experiments' child processes (containers, workers, `nats-server`): started with
-//! their log read until a readiness line, and stopped by PID (SIGTERM, then wait).
+//! their log read until a readiness line, and stopped by PID (SIGTERM, then wait). The
+//! tests that start `osprey` processes use [`await_ready`] too.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -24,21 +25,36 @@ impl Drop for Proc {
     }
 }
 
-/// Starts `cmd` with its stderr read until a line containing `ready` (returned), then
-/// drained in the background so that the child never blocks on a full pipe. `what` names
-/// it in errors, which carry the lines it logged.
+/// Starts `cmd` with its stderr read until a line containing `ready` (returned; see
+/// [`await_ready`]). `what` names it in errors.
 pub(crate) fn start_until(
     mut cmd: Command,
     ready: &str,
     what: &str,
 ) -> Result<(Proc, String), String> {
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("starting {what}: {e}"))?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
-    let proc = Proc(child);
+    // Stopped (SIGTERM, then waited for) if it never gets ready.
+    let mut proc = Proc(child);
+    let line = await_ready(&mut proc.0, ready, what)?;
+    Ok((proc, line))
+}
+
+/// Reads `child`'s stderr (piped) until a line containing `ready`, among its first 100
+/// lines, and returns it; the rest is drained in the background so that the child never
+/// blocks on a full pipe. `what` names the child in the error, which carries the lines it
+/// logged.
+///
+/// # Errors
+/// When stderr is not piped, or ends or runs past 100 lines without that line.
+pub fn await_ready(child: &mut Child, ready: &str, what: &str) -> Result<String, String> {
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| format!("{what}: stderr is not piped"))?;
     let mut lines = BufReader::new(stderr).lines();
     let mut seen = Vec::new();
     let line = lines
@@ -48,10 +64,7 @@ pub(crate) fn start_until(
         .inspect(|l| seen.push(l.clone()))
         .find(|l| l.contains(ready));
     std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-    match line {
-        Some(l) => Ok((proc, l)),
-        None => Err(format!("{what} did not start:\n{}", seen.join("\n"))),
-    }
+    line.ok_or_else(|| format!("{what} did not start:\n{}", seen.join("\n")))
 }
 
 /// The first whitespace-separated word after `marker` in `line` (the URL of a

@@ -97,26 +97,10 @@ impl WsTestConfig {
     /// # Errors
     /// When the URL is not `http://host:port/path` or the host does not resolve.
     pub fn new(url: &str, op: Operation) -> Result<Self, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("{url:?}: only http:// URLs are supported"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let authority = if authority.contains(':') {
-            authority.to_owned()
-        } else {
-            format!("{authority}:80")
-        };
-        let addr = authority
-            .to_socket_addrs()
-            .map_err(|e| format!("{authority}: {e}"))?
-            .next()
-            .ok_or_else(|| format!("{authority}: no address"))?;
+        let (addr, path) = parse_http_url(url)?;
         Ok(WsTestConfig {
             addr,
-            path: path.to_owned(),
+            path,
             op,
             connections: 16,
             duration: Duration::from_secs(10),
@@ -125,6 +109,31 @@ impl WsTestConfig {
             progress: false,
         })
     }
+}
+
+/// The address and path of `url` (`http://host:port/path`; port 80 when absent).
+///
+/// # Errors
+/// When the URL is not `http://...` or the host does not resolve.
+pub fn parse_http_url(url: &str) -> Result<(SocketAddr, String), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{url:?}: only http:// URLs are supported"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let authority = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    let addr = authority
+        .to_socket_addrs()
+        .map_err(|e| format!("{authority}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{authority}: no address"))?;
+    Ok((addr, path.to_owned()))
 }
 
 /// The result of a run.
