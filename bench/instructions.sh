@@ -4,8 +4,9 @@
 # what else the machine is doing), warms it up, zeroes the counters, sends requests over
 # one connection for a few seconds with `osprey bench wstest`, and divides.
 # Usage: bench/instructions.sh [OP] [SECONDS]   (default echoStruct 4; OP may also be the
-# counter's add or createCounter)
+# counter's add or createCounter; the container runs with its default `[data] sync = "disk"`)
 # Prints the total per request and the functions with the largest inclusive share.
+# KEEP=FILE keeps callgrind's profile there, for `callgrind_annotate --inclusive=yes FILE`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OP=${1:-echoStruct}
@@ -26,6 +27,7 @@ callgrind_control -z "$PID" >/dev/null 2>&1
 n=$("$BIN" bench wstest --url "http://127.0.0.1:$PORT$SVC" --op "$OP" --connections 1 --duration "${SECS}s" | awk '/^requests /{print $2}')
 callgrind_control -d "$PID" >/dev/null 2>&1
 sleep 1
+if [ -n "${KEEP:-}" ]; then cp "$OUT/cg.out.1" "$KEEP"; fi
 callgrind_annotate --inclusive=yes "$OUT/cg.out.1" 2>/dev/null | python3 -c '
 import re, sys
 n = int(sys.argv[1]); op = sys.argv[2]
