@@ -6,7 +6,7 @@
 //! declares. End tags are copied from the start tag, so callers never repeat a name.
 
 use crate::lexer::byte_set;
-use crate::number::{format_f32, format_f64};
+use crate::number::{push_f32, push_f64};
 
 /// Appends XML to an in-memory buffer.
 ///
@@ -172,15 +172,13 @@ impl XmlWriter {
     /// Writes an `xsd:float` as text.
     pub fn float(&mut self, v: f32) {
         self.close_tag();
-        self.buf
-            .extend_from_slice(format_f32(v, &mut ryu::Buffer::new()).as_bytes());
+        push_f32(v, &mut self.buf);
     }
 
     /// Writes an `xsd:double` as text.
     pub fn double(&mut self, v: f64) {
         self.close_tag();
-        self.buf
-            .extend_from_slice(format_f64(v, &mut ryu::Buffer::new()).as_bytes());
+        push_f64(v, &mut self.buf);
     }
 
     /// Appends markup verbatim. The caller guarantees it is a well-formed fragment whose
