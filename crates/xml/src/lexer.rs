@@ -83,6 +83,12 @@ impl<'a> Lexer<'a> {
         self.pos
     }
 
+    /// Goes back to `position` (an earlier [`Self::position`]), to read again from there.
+    pub(crate) fn rewind(&mut self, position: usize) {
+        debug_assert!(position <= self.pos);
+        self.pos = position;
+    }
+
     /// The attributes of the last [`Token::Start`].
     pub(crate) fn attributes(&self) -> &[RawAttribute<'a>] {
         &self.attributes

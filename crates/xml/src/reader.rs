@@ -358,6 +358,9 @@ impl<'a> XmlReader<'a> {
     /// # Errors
     /// [`XmlError::UnexpectedContent`] when the element has child elements.
     pub fn read_text(&mut self) -> Result<Cow<'a, str>, XmlError> {
+        if let Some(text) = self.plain_text()? {
+            return Ok(Cow::Borrowed(text));
+        }
         if self.peeked.is_none() {
             // The common case, `<x>text</x>`, straight from the tokenizer.
             if std::mem::take(&mut self.empty_end) {
@@ -417,6 +420,30 @@ impl<'a> XmlReader<'a> {
             XmlEvent::Start(_) => Err(self.unexpected("element where only text is allowed")),
             XmlEvent::Eof => Err(XmlError::UnexpectedEof),
         }
+    }
+
+    /// The most common element content of all, `text</x>` with nothing to unescape, read
+    /// in two tokens through the end tag; `None`, with nothing consumed, for anything else
+    /// (which [`Self::read_text`] then reads in full).
+    fn plain_text(&mut self) -> Result<Option<&'a str>, XmlError> {
+        if self.peeked.is_some() || self.empty_end || self.depth == 0 || self.names.is_empty() {
+            return Ok(None);
+        }
+        let start = self.lexer.position();
+        if let Ok(Token::Text { raw, plain: true }) = self.lexer.next_token() {
+            let at = self.offset();
+            if let Ok(Token::End { name }) = self.lexer.next_token() {
+                if raw.len() > self.limits.max_text_len {
+                    return Err(self.limit("text length", self.limits.max_text_len));
+                }
+                self.first = false;
+                self.close(name, at)?;
+                self.end()?;
+                return Ok(Some(raw));
+            }
+        }
+        self.lexer.rewind(start);
+        Ok(None)
     }
 
     /// Reads through the end tag of the current element, whatever it contains.
@@ -715,10 +742,13 @@ impl<'a> XmlReader<'a> {
         self.depth += 1;
         self.count_element(self.depth, raw.len())?;
         self.attrs.clear();
-        let raw_attrs = self.lexer.take_attributes();
-        let checked = self.attributes_of(&raw_attrs, at);
-        self.lexer.restore_attributes(raw_attrs);
-        checked?;
+        // Most elements of a message have no attributes.
+        if !self.lexer.attributes().is_empty() {
+            let raw_attrs = self.lexer.take_attributes();
+            let checked = self.attributes_of(&raw_attrs, at);
+            self.lexer.restore_attributes(raw_attrs);
+            checked?;
+        }
         let (ns, local_at) = match raw.bytes().position(|b| b == b':') {
             Some(i) => (self.lookup(&raw[..i])?, i + 1),
             None => (self.lookup("")?, 0),
@@ -854,7 +884,11 @@ impl<'a> XmlReader<'a> {
             return Ok(Cow::Borrowed(XML_NS));
         }
         match self.ns.iter().rev().find(|b| b.prefix == prefix) {
-            Some(b) => Ok(b.uri.clone()),
+            // By hand: `Cow::clone` is not inlined, and every start tag comes here.
+            Some(b) => Ok(match &b.uri {
+                Cow::Borrowed(uri) => Cow::Borrowed(uri),
+                Cow::Owned(uri) => Cow::Owned(uri.clone()),
+            }),
             None if prefix.is_empty() => Ok(Cow::Borrowed("")),
             None => Err(XmlError::UndeclaredPrefix {
                 prefix: prefix.to_owned(),
