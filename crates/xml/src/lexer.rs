@@ -83,6 +83,25 @@ impl<'a> Lexer<'a> {
         self.pos
     }
 
+    /// Reads the end tag `</name>` (`</name >` too) when it comes next, and returns true;
+    /// otherwise reads nothing and returns false (the next token is something else, or an
+    /// end tag of another name, which [`Self::next_token`] then reads).
+    pub(crate) fn end_tag_of(&mut self, name: &str) -> bool {
+        let b = self.src.as_bytes();
+        let at = self.pos;
+        let after = at + 2 + name.len();
+        if b.get(at..at + 2) != Some(b"</") || b.get(at + 2..after) != Some(name.as_bytes()) {
+            return false;
+        }
+        // Only whitespace may follow the name: `</ab>` is no end tag of `a`.
+        let close = skip_whitespace(b, after);
+        if b.get(close) != Some(&b'>') {
+            return false;
+        }
+        self.pos = close + 1;
+        true
+    }
+
     /// Goes back to `position` (an earlier [`Self::position`]), to read again from there.
     pub(crate) fn rewind(&mut self, position: usize) {
         debug_assert!(position <= self.pos);
@@ -487,6 +506,34 @@ pub(crate) fn pseudo_attribute<'a>(decl: &'a str, key: &str) -> Option<&'a str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_end_tag_is_matched_by_its_whole_name() {
+        let cases = [
+            ("</a>x", true, 4),
+            ("</a \t\n>", true, 7),
+            ("</ab>", false, 0),
+            ("</a", false, 0),
+            ("</a x>", false, 0),
+            ("</b>", false, 0),
+            ("<a>", false, 0),
+            ("</", false, 0),
+            ("", false, 0),
+        ];
+        for (src, matched, after) in cases {
+            let mut l = Lexer::new(src);
+            assert_eq!(l.end_tag_of("a"), matched, "{src:?}");
+            assert_eq!(l.position(), after, "{src:?}");
+        }
+        let mut l = Lexer::new("text</p:a>");
+        assert!(matches!(
+            l.next_token(),
+            Ok(Token::Text { raw: "text", .. })
+        ));
+        assert!(!l.end_tag_of("a"));
+        assert!(l.end_tag_of("p:a"));
+        assert_eq!(l.next_token(), Ok(Token::Eof));
+    }
 
     #[test]
     fn find_long_stops_where_the_byte_by_byte_scan_does() {

@@ -431,13 +431,14 @@ impl<'a> XmlReader<'a> {
         }
         let start = self.lexer.position();
         if let Ok(Token::Text { raw, plain: true }) = self.lexer.next_token() {
-            let at = self.offset();
-            if let Ok(Token::End { name }) = self.lexer.next_token() {
+            // The end tag must name the element just opened: match it as such.
+            let open = self.names[self.names.len() - 1];
+            if self.lexer.end_tag_of(open) {
                 if raw.len() > self.limits.max_text_len {
                     return Err(self.limit("text length", self.limits.max_text_len));
                 }
                 self.first = false;
-                self.close(name, at)?;
+                self.names.pop();
                 self.end()?;
                 return Ok(Some(raw));
             }

@@ -260,3 +260,52 @@ fn attributes_are_unique_by_expanded_name_and_values_are_normalised() {
     assert_eq!(r.attribute("", "y"), Some("a\tb\n"));
     assert_eq!(r.attribute("", "z"), Some("p q"));
 }
+
+#[test]
+fn read_text_takes_plain_text_and_everything_else_alike() {
+    let l = Limits::default();
+    // (document, the child's text or the error it must give)
+    let cases: [(&[u8], Result<&str, ()>); 10] = [
+        (b"<a><b>plain</b></a>", Ok("plain")),
+        (b"<a><b>plain</b  ></a>", Ok("plain")),
+        (b"<a><b></b></a>", Ok("")),
+        (b"<a><b/></a>", Ok("")),
+        (b"<a><b>x &amp; y</b></a>", Ok("x & y")),
+        (b"<a><b>x<!-- c -->y</b></a>", Ok("xy")),
+        (b"<a><b>x<![CDATA[<y>]]></b></a>", Ok("x<y>")),
+        (b"<a><b>plain</bc></a>", Err(())),
+        (b"<a><b>plain</a></b>", Err(())),
+        (b"<a><b>plain<c/></b></a>", Err(())),
+    ];
+    for (doc, want) in cases {
+        let mut r = XmlReader::new(doc, &l).unwrap();
+        r.next_child().unwrap().unwrap();
+        r.next_child().unwrap().unwrap();
+        let got = r.read_text();
+        let shown = String::from_utf8_lossy(doc);
+        match want {
+            Ok(text) => {
+                assert_eq!(got.as_deref(), Ok(text), "{shown}");
+                // The reader is back in <a>, which closes next.
+                assert_eq!(r.depth(), 1, "{shown}");
+                assert_eq!(r.next_child(), Ok(None), "{shown}");
+                r.finish().unwrap();
+            }
+            Err(()) => assert!(got.is_err(), "{shown} gave {got:?}"),
+        }
+    }
+    // The text limit holds on the short path too.
+    let small = Limits {
+        max_text_len: 3,
+        ..Limits::default()
+    };
+    let mut r = XmlReader::new(b"<a>four</a>", &small).unwrap();
+    r.next_child().unwrap().unwrap();
+    assert!(matches!(
+        r.read_text(),
+        Err(XmlError::LimitExceeded {
+            limit: "text length",
+            ..
+        })
+    ));
+}
