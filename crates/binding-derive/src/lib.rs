@@ -164,9 +164,23 @@ fn expand_struct(
     let mut encodes = Vec::new();
     let mut decodes = Vec::new();
     let mut idents = Vec::new();
+    let mut names = Vec::new();
     for field in &fields.named {
         let ident = field.ident.as_ref().expect("named fields have identifiers");
-        let name = rename_attr(&field.attrs)?.unwrap_or_else(|| lower_camel(&ident.to_string()));
+        names.push(rename_attr(&field.attrs)?.unwrap_or_else(|| lower_camel(&ident.to_string())));
+    }
+    // The reader call that takes the next child, quicker when it is `expected`: the element a
+    // valid message has there (the next field's, or the same field's again for a list).
+    let next_child = |expected: Option<&String>| match expected {
+        Some(name) => quote!(__r.next_child_expecting(#name)?),
+        None => quote!(__r.next_child()?),
+    };
+    let first_child = next_child(names.first());
+    for (i, field) in fields.named.iter().enumerate() {
+        let ident = field.ident.as_ref().expect("named fields have identifiers");
+        let name = &names[i];
+        let after = next_child(names.get(i + 1));
+        let again = next_child(Some(name));
         let encode_one = |value: Tokens| {
             quote! {
                 __w.start(#ns, #name);
@@ -181,7 +195,7 @@ fn expand_struct(
                     let #ident = match __next.take() {
                         Some(__s) if __s.is(#ns, #name) => {
                             let __v = <#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?;
-                            __next = __r.next_child()?;
+                            __next = #after;
                             __v
                         }
                         other => return Err(::osprey_binding::DecodeError::missing(#name, other)),
@@ -196,7 +210,7 @@ fn expand_struct(
                     let #ident = match __next.take() {
                         Some(__s) if __s.is(#ns, #name) => {
                             let __v = <#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?;
-                            __next = __r.next_child()?;
+                            __next = #after;
                             Some(__v)
                         }
                         other => { __next = other; None }
@@ -213,7 +227,7 @@ fn expand_struct(
                         match __next.take() {
                             Some(__s) if __s.is(#ns, #name) => {
                                 #ident.push(<#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?);
-                                __next = __r.next_child()?;
+                                __next = #again;
                             }
                             other => { __next = other; break; }
                         }
@@ -248,7 +262,7 @@ fn expand_struct(
         }
 
         fn decode(__r: &mut ::osprey_binding::xml::XmlReader<'_>) -> Result<Self, ::osprey_binding::DecodeError> {
-            let mut __next = __r.next_child()?;
+            let mut __next = #first_child;
             #(#decodes)*
             if let Some(__s) = __next {
                 return Err(::osprey_binding::DecodeError::unexpected(&__s));

@@ -102,6 +102,35 @@ impl<'a> Lexer<'a> {
         true
     }
 
+    /// Reads the start tag `<name>` or `<name/>` when it comes next, written exactly so (no
+    /// attributes, no whitespace), and returns whether it was empty; otherwise reads nothing
+    /// and returns `None`. `name` must be a valid XML name. The attributes of the last
+    /// [`Token::Start`] are left as they were: this tag has none.
+    pub(crate) fn start_tag_of(&mut self, name: &str) -> Option<bool> {
+        let b = self.src.as_bytes();
+        let at = self.pos;
+        let after = at + 1 + name.len();
+        if b.get(at) != Some(&b'<') || b.get(at + 1..after) != Some(name.as_bytes()) {
+            return None;
+        }
+        match b.get(after..after + 2) {
+            Some([b'>', _]) => {
+                self.pos = after + 1;
+                Some(false)
+            }
+            Some(b"/>") => {
+                self.pos = after + 2;
+                Some(true)
+            }
+            // `<name>` as the last bytes of the input.
+            None if b.get(after) == Some(&b'>') => {
+                self.pos = after + 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
     /// Goes back to `position` (an earlier [`Self::position`]), to read again from there.
     pub(crate) fn rewind(&mut self, position: usize) {
         debug_assert!(position <= self.pos);
@@ -506,6 +535,28 @@ pub(crate) fn pseudo_attribute<'a>(decl: &'a str, key: &str) -> Option<&'a str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_tag_is_matched_by_its_whole_name() {
+        let cases = [
+            ("<b>x", Some(false), 3),
+            ("<b>", Some(false), 3),
+            ("<b/>", Some(true), 4),
+            ("<b/", None, 0),
+            ("<b", None, 0),
+            ("<bc>", None, 0),
+            ("<b >", None, 0),
+            ("<b c='1'>", None, 0),
+            ("</b>", None, 0),
+            ("<p:b>", None, 0),
+            ("", None, 0),
+        ];
+        for (src, empty, after) in cases {
+            let mut l = Lexer::new(src);
+            assert_eq!(l.start_tag_of("b"), empty, "{src:?}");
+            assert_eq!(l.position(), after, "{src:?}");
+        }
+    }
 
     #[test]
     fn an_end_tag_is_matched_by_its_whole_name() {

@@ -353,6 +353,40 @@ impl<'a> XmlReader<'a> {
         }
     }
 
+    /// As [`Self::next_child`], and quicker when the next child is `<local>` or
+    /// `<local/>`, written without a prefix, attributes or whitespace before it: the element
+    /// a generated decoder expects next. Its namespace is the default one in scope, as for
+    /// any unprefixed element; the caller checks it.
+    ///
+    /// # Errors
+    /// As [`Self::next_child`].
+    pub fn next_child_expecting(
+        &mut self,
+        local: &'static str,
+    ) -> Result<Option<StartElement<'a>>, XmlError> {
+        if self.peeked.is_none() && !self.empty_end && self.depth > 0 {
+            let at = self.offset();
+            if let Some(empty) = self.lexer.start_tag_of(local) {
+                self.first = false;
+                self.depth += 1;
+                self.count_element(self.depth, local.len())?;
+                self.attrs.clear();
+                if empty {
+                    self.empty_end = true;
+                } else {
+                    self.names.push(local);
+                }
+                return Ok(Some(StartElement {
+                    ns: self.lookup("")?,
+                    raw: local,
+                    local_at: 0,
+                    offset: at,
+                }));
+            }
+        }
+        self.next_child()
+    }
+
     /// The text content of the current element, through its end tag (`""` if empty).
     ///
     /// # Errors

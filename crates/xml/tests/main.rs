@@ -309,3 +309,73 @@ fn read_text_takes_plain_text_and_everything_else_alike() {
         })
     ));
 }
+
+/// Reads every child of the root with `next_child_expecting("b")` (or `next_child`),
+/// each child's text, and the end: what it saw, or the first error.
+fn children(doc: &[u8], limits: &Limits, expecting: bool) -> Result<Vec<String>, XmlError> {
+    let mut r = XmlReader::new(doc, limits)?;
+    r.next_child()?.ok_or(XmlError::UnexpectedEof)?;
+    let mut seen = Vec::new();
+    loop {
+        let child = if expecting {
+            r.next_child_expecting("b")?
+        } else {
+            r.next_child()?
+        };
+        let Some(c) = child else { break };
+        let attributes: Vec<String> = r.attributes().iter().map(|a| a.local.to_owned()).collect();
+        seen.push(format!(
+            "{{{}}}{} @{} {attributes:?} depth {} text {:?}",
+            c.ns(),
+            c.local(),
+            c.offset(),
+            r.depth(),
+            r.read_text()?
+        ));
+    }
+    r.finish()?;
+    Ok(seen)
+}
+
+#[test]
+fn an_expected_child_reads_as_any_child_does() {
+    let l = Limits::default();
+    let docs: [&[u8]; 12] = [
+        br#"<a xmlns="urn:x"><b>1</b><b>2</b></a>"#,
+        br#"<a xmlns="urn:x"><b/><b></b></a>"#,
+        br#"<a xmlns="urn:x"><bc>1</bc><b>2</b></a>"#,
+        br#"<a xmlns="urn:y"><b>1</b></a>"#,
+        br#"<a><b>1</b></a>"#,
+        br#"<a xmlns:p="urn:x"><p:b>1</p:b></a>"#,
+        br#"<a xmlns="urn:x"><b c="1">1</b></a>"#,
+        br#"<a xmlns="urn:x"> <b>1</b> </a>"#,
+        br#"<a xmlns="urn:x"><b >1</b></a>"#,
+        br#"<a xmlns="urn:x"><b xmlns="urn:y">1</b></a>"#,
+        br#"<a xmlns="urn:x"><b>1</c></a>"#,
+        br#"<a xmlns="urn:x"><b>"#,
+    ];
+    for doc in docs {
+        assert_eq!(
+            children(doc, &l, true),
+            children(doc, &l, false),
+            "{}",
+            String::from_utf8_lossy(doc)
+        );
+    }
+    // The limits hold on the quick path too.
+    let shallow = Limits {
+        max_depth: 1,
+        ..Limits::default()
+    };
+    let few = Limits {
+        max_elements: 2,
+        ..Limits::default()
+    };
+    for limits in [shallow, few] {
+        let doc = br#"<a xmlns="urn:x"><b>1</b><b>2</b></a>"#;
+        assert!(matches!(
+            children(doc, &limits, true),
+            Err(XmlError::LimitExceeded { .. })
+        ));
+    }
+}
