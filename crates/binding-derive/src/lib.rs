@@ -183,7 +183,7 @@ fn expand_struct(
         let again = next_child(Some(name));
         let encode_one = |value: Tokens| {
             quote! {
-                __w.start(#ns, #name);
+                __w.start_static(#ns, #name);
                 ::osprey_binding::XmlType::encode(#value, __w);
                 __w.end();
             }

@@ -70,7 +70,7 @@ pub trait XmlElement: XmlType {
 
 /// Writes `value` as its element, with its namespace declared as default namespace.
 pub fn encode_element_into<T: XmlElement>(value: &T, w: &mut XmlWriter) {
-    w.start(T::NS, T::LOCAL);
+    w.start_static(T::NS, T::LOCAL);
     value.encode(w);
     w.end();
 }

@@ -52,7 +52,7 @@ impl<'a> StartElement<'a> {
 
     /// True when the element is `{ns}local`.
     pub fn is(&self, ns: &str, local: &str) -> bool {
-        self.local() == local && self.ns == ns
+        same(self.local(), local) && same(&self.ns, ns)
     }
 
     /// Byte offset of the tag's `<` in the document.
@@ -64,6 +64,12 @@ impl<'a> StartElement<'a> {
     pub fn to_qname(&self) -> crate::QName {
         crate::QName::new(self.ns.to_string(), self.local().to_string())
     }
+}
+
+/// `a == b`, without comparing the bytes when both are the same slice (a generated decoder's
+/// name, which [`XmlReader::next_child_expecting`] puts in the element it read).
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
 }
 
 /// An attribute of the last start tag, with its namespace resolved.

@@ -26,6 +26,9 @@ pub struct XmlWriter {
     stack: Vec<Frame>,
     namespaces: Vec<Box<str>>,
     open_tag: bool,
+    /// The last namespace given to [`Self::start_static`], and its index in `namespaces`
+    /// (entries are only ever added).
+    last_static: Option<(&'static str, usize)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +51,7 @@ impl XmlWriter {
             stack: Vec::with_capacity(16),
             namespaces: vec!["".into()],
             open_tag: false,
+            last_static: None,
         }
     }
 
@@ -99,6 +103,34 @@ impl XmlWriter {
             default_ns,
         });
         self.open_tag = true;
+    }
+
+    /// As [`Self::start`], for a namespace that lives as long as the program (a generated
+    /// encoder's): the writer knows the last such namespace by its address, so that a run of
+    /// elements in it compares no bytes.
+    pub fn start_static(&mut self, ns: &'static str, local: &str) {
+        let current = self.stack.last().map_or(0, |f| f.default_ns);
+        match self.last_static {
+            // The same string (address and length), so the same bytes as when it was looked
+            // up, and already the default namespace here.
+            Some((last, index)) if index == current && std::ptr::eq(last, ns) => {
+                self.close_tag();
+                self.buf.push(b'<');
+                let name_at = self.buf.len();
+                self.buf.extend_from_slice(local.as_bytes());
+                self.stack.push(Frame {
+                    name_at,
+                    name_len: local.len(),
+                    default_ns: current,
+                });
+                self.open_tag = true;
+            }
+            _ => {
+                self.start(ns, local);
+                let index = self.stack.last().map_or(0, |f| f.default_ns);
+                self.last_static = Some((ns, index));
+            }
+        }
     }
 
     /// Opens element `prefix:local`; the caller declares the prefix ([`Self::declare`]).

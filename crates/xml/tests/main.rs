@@ -379,3 +379,39 @@ fn an_expected_child_reads_as_any_child_does() {
         ));
     }
 }
+
+proptest! {
+    /// `start_static` writes what `start` writes, whatever the order of namespaces: opens
+    /// (a namespace of four, and a prefixed element now and then) and closes at random.
+    #[test]
+    fn start_static_writes_what_start_writes(steps in proptest::collection::vec(0u8..7, 0..64)) {
+        const NS: [&str; 4] = ["urn:a", "urn:b", "", "urn:a:longer"];
+        let (mut plain, mut fast) = (XmlWriter::new(), XmlWriter::new());
+        let mut open = 0;
+        for step in steps {
+            match step {
+                0..=3 => {
+                    plain.start(NS[usize::from(step)], "e");
+                    fast.start_static(NS[usize::from(step)], "e");
+                    open += 1;
+                }
+                4 => {
+                    plain.start_prefixed("p", "q");
+                    fast.start_prefixed("p", "q");
+                    open += 1;
+                }
+                _ if open > 0 => {
+                    plain.end();
+                    fast.end();
+                    open -= 1;
+                }
+                _ => {}
+            }
+        }
+        for _ in 0..open {
+            plain.end();
+            fast.end();
+        }
+        prop_assert_eq!(plain.as_str(), fast.as_str());
+    }
+}
