@@ -415,3 +415,16 @@ proptest! {
         prop_assert_eq!(plain.as_str(), fast.as_str());
     }
 }
+
+/// Found by the `xml_reader` fuzz target (2026-11-23), where the quick-xml oracle resolved
+/// the raw value: a namespace name is the declaration's normalised value (Namespaces in XML
+/// 1.0 §3), so a literal newline or tab in it reads as a space, a reference as its character.
+#[test]
+fn issue_2_namespace_declarations_are_normalised_like_attribute_values() {
+    let l = Limits::default();
+    let mut r = XmlReader::new(b"<g xmlns=\" a\n\tb&#10;c\"/>", &l).unwrap();
+    let g = r.next_child().unwrap().unwrap();
+    assert_eq!(g.ns(), " a  b\nc");
+    assert_eq!(r.next_child(), Ok(None));
+    r.finish().unwrap();
+}
