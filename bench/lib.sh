@@ -49,3 +49,12 @@ osprey_stop() {
 json_field() {
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
+
+# wrk_soap OUT THREADS CONNS SECS BODIES OP URL: wrk POSTs the WS Test request BODIES/OP.xml
+# (bench/peers/tools.py bodies writes them) to URL with SOAPAction urn:wstest/OP over
+# keep-alive connections for SECS seconds; its report goes to OUT. Bounded by -d and
+# timeout(1); a failed run leaves its report for the caller to read.
+wrk_soap() {
+  BODY="$5/$6.xml" ACTION="urn:wstest/$6" timeout $(($4 + 30)) \
+    wrk -t"$2" -c"$3" -d"$4s" --timeout 5s --latency -s "$ROOT/bench/peers/post.lua" "$7" >"$1" 2>&1 || true
+}

@@ -26,8 +26,7 @@ LOG=$WORK/runs.txt
 # wrk_run URL OP SECS: requests/s, or "error" when any answer was not 2xx.
 wrk_run() {
   local out=$WORK/wrk.txt
-  BODY="$BUILD/$2.xml" ACTION="urn:wstest/$2" timeout $(($3 + 30)) \
-    wrk -t2 -c16 -d"$3s" --timeout 5s -s "$ROOT/bench/peers/post.lua" "$1" >"$out" 2>&1 || true
+  wrk_soap "$out" 2 16 "$3" "$BUILD" "$2" "$1"
   if grep -q 'Non-2xx' "$out"; then echo error; else awk '/Requests\/sec/{print $2}' "$out"; fi
 }
 for r in $(seq 1 "$ROUNDS"); do

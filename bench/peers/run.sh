@@ -30,6 +30,7 @@ declare -A PORT=([ceiling]=18180 [gsoap]=18181 [cxf]=18182 [axis1]=18183 [osprey
 RAW=$B/raw
 mkdir -p "$B" "$RAW"
 OSPREY=$ROOT/target/release/osprey
+. "$ROOT/bench/lib.sh"
 
 need=()
 for pkg in wrk curl gsoap libgsoap-dev nginx-light pkg-config maven; do
@@ -108,8 +109,7 @@ stop_pid() {
 }
 
 run_wrk() {  # out threads conns secs op url
-  BODY="$B/$5.xml" ACTION="urn:wstest/$5" timeout $(($4 + 30)) \
-    wrk -t"$2" -c"$3" -d"$4s" --timeout 5s --latency -s "$HERE/post.lua" "$6" >"$1" 2>&1 || true
+  wrk_soap "$1" "$2" "$3" "$4" "$B" "$5" "$6"
 }
 
 PID=

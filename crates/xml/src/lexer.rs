@@ -103,9 +103,9 @@ impl<'a> Lexer<'a> {
     }
 
     /// Reads the start tag `<name>` or `<name/>` when it comes next, written exactly so (no
-    /// attributes, no whitespace), and returns whether it was empty; otherwise reads nothing
-    /// and returns `None`. `name` must be a valid XML name. The attributes of the last
-    /// [`Token::Start`] are left as they were: this tag has none.
+    /// attributes, no whitespace), as [`Self::next_token`] would have read it (its attribute
+    /// list is then empty), and returns whether it was empty; otherwise reads nothing and
+    /// returns `None`. `name` must be a valid XML name.
     pub(crate) fn start_tag_of(&mut self, name: &str) -> Option<bool> {
         let b = self.src.as_bytes();
         let at = self.pos;
@@ -113,28 +113,32 @@ impl<'a> Lexer<'a> {
         if b.get(at) != Some(&b'<') || b.get(at + 1..after) != Some(name.as_bytes()) {
             return None;
         }
-        match b.get(after..after + 2) {
-            Some([b'>', _]) => {
-                self.pos = after + 1;
-                Some(false)
-            }
-            Some(b"/>") => {
-                self.pos = after + 2;
-                Some(true)
-            }
-            // `<name>` as the last bytes of the input.
-            None if b.get(after) == Some(&b'>') => {
-                self.pos = after + 1;
-                Some(false)
-            }
-            _ => None,
-        }
+        let (end, empty) = match b.get(after..).unwrap_or_default() {
+            [b'>', ..] => (after + 1, false),
+            [b'/', b'>', ..] => (after + 2, true),
+            _ => return None,
+        };
+        self.attributes.clear();
+        self.pos = end;
+        Some(empty)
     }
 
-    /// Goes back to `position` (an earlier [`Self::position`]), to read again from there.
-    pub(crate) fn rewind(&mut self, position: usize) {
-        debug_assert!(position <= self.pos);
-        self.pos = position;
+    /// Reads `text</name>` when that comes next: character data with nothing to unescape,
+    /// then the end tag of `name`; returns the text. Otherwise reads nothing and returns
+    /// `None` (markup comes next, or the text needs unescaping, or something other than that
+    /// end tag follows it).
+    pub(crate) fn plain_text_and_end(&mut self, name: &str) -> Option<&'a str> {
+        let at = self.pos;
+        if self.src.as_bytes().get(at).is_none_or(|&c| c == b'<') {
+            return None;
+        }
+        match self.text(at) {
+            Token::Text { raw, plain: true } if self.end_tag_of(name) => Some(raw),
+            _ => {
+                self.pos = at;
+                None
+            }
+        }
     }
 
     /// The attributes of the last [`Token::Start`].
@@ -169,6 +173,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    #[inline]
     fn text(&mut self, at: usize) -> Token<'a> {
         let b = self.src.as_bytes();
         let short_end = b.len().min(at + SHORT_RUN);
@@ -536,46 +541,73 @@ pub(crate) fn pseudo_attribute<'a>(decl: &'a str, key: &str) -> Option<&'a str> 
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_start_tag_is_matched_by_its_whole_name() {
-        let cases = [
-            ("<b>x", Some(false), 3),
-            ("<b>", Some(false), 3),
-            ("<b/>", Some(true), 4),
-            ("<b/", None, 0),
-            ("<b", None, 0),
-            ("<bc>", None, 0),
-            ("<b >", None, 0),
-            ("<b c='1'>", None, 0),
-            ("</b>", None, 0),
-            ("<p:b>", None, 0),
-            ("", None, 0),
-        ];
-        for (src, empty, after) in cases {
+    /// Runs `read` on a lexer over each case's input and checks what it returned and where
+    /// the lexer stands after it.
+    fn check_reads<'s, T: PartialEq + std::fmt::Debug>(
+        cases: &[(&'s str, T, usize)],
+        read: impl Fn(&mut Lexer<'s>) -> T,
+    ) {
+        for (src, want, after) in cases {
             let mut l = Lexer::new(src);
-            assert_eq!(l.start_tag_of("b"), empty, "{src:?}");
-            assert_eq!(l.position(), after, "{src:?}");
+            assert_eq!(&read(&mut l), want, "{src:?}");
+            assert_eq!(l.position(), *after, "{src:?}");
         }
     }
 
     #[test]
+    fn a_start_tag_is_matched_by_its_whole_name() {
+        check_reads(
+            &[
+                ("<b>x", Some(false), 3),
+                ("<b>", Some(false), 3),
+                ("<b/>", Some(true), 4),
+                ("<b/", None, 0),
+                ("<b", None, 0),
+                ("<bc>", None, 0),
+                ("<b >", None, 0),
+                ("<b c='1'>", None, 0),
+                ("</b>", None, 0),
+                ("<p:b>", None, 0),
+                ("", None, 0),
+            ],
+            |l| l.start_tag_of("b"),
+        );
+    }
+
+    #[test]
+    fn plain_text_is_read_with_its_end_tag_or_not_at_all() {
+        check_reads(
+            &[
+                ("1.5</a>", Some("1.5"), 7),
+                ("x y</a >z", Some("x y"), 8),
+                ("</a>", None, 0),
+                ("<b/>", None, 0),
+                ("x&amp;y</a>", None, 0),
+                ("x<!-- c --></a>", None, 0),
+                ("x</ab>", None, 0),
+                ("x", None, 0),
+                ("", None, 0),
+            ],
+            |l| l.plain_text_and_end("a"),
+        );
+    }
+
+    #[test]
     fn an_end_tag_is_matched_by_its_whole_name() {
-        let cases = [
-            ("</a>x", true, 4),
-            ("</a \t\n>", true, 7),
-            ("</ab>", false, 0),
-            ("</a", false, 0),
-            ("</a x>", false, 0),
-            ("</b>", false, 0),
-            ("<a>", false, 0),
-            ("</", false, 0),
-            ("", false, 0),
-        ];
-        for (src, matched, after) in cases {
-            let mut l = Lexer::new(src);
-            assert_eq!(l.end_tag_of("a"), matched, "{src:?}");
-            assert_eq!(l.position(), after, "{src:?}");
-        }
+        check_reads(
+            &[
+                ("</a>x", true, 4),
+                ("</a \t\n>", true, 7),
+                ("</ab>", false, 0),
+                ("</a", false, 0),
+                ("</a x>", false, 0),
+                ("</b>", false, 0),
+                ("<a>", false, 0),
+                ("</", false, 0),
+                ("", false, 0),
+            ],
+            |l| l.end_tag_of("a"),
+        );
         let mut l = Lexer::new("text</p:a>");
         assert!(matches!(
             l.next_token(),

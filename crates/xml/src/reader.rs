@@ -374,14 +374,9 @@ impl<'a> XmlReader<'a> {
             let at = self.offset();
             if let Some(empty) = self.lexer.start_tag_of(local) {
                 self.first = false;
-                self.depth += 1;
-                self.count_element(self.depth, local.len())?;
-                self.attrs.clear();
-                if empty {
-                    self.empty_end = true;
-                } else {
-                    self.names.push(local);
-                }
+                // What `open` does for a tag without attributes or prefix.
+                self.enter(local.len())?;
+                self.push_open(local, empty);
                 return Ok(Some(StartElement {
                     ns: self.lookup("")?,
                     raw: local,
@@ -463,28 +458,26 @@ impl<'a> XmlReader<'a> {
     }
 
     /// The most common element content of all, `text</x>` with nothing to unescape, read
-    /// in two tokens through the end tag; `None`, with nothing consumed, for anything else
+    /// with its end tag in one step; `None`, with nothing consumed, for anything else
     /// (which [`Self::read_text`] then reads in full).
     fn plain_text(&mut self) -> Result<Option<&'a str>, XmlError> {
-        if self.peeked.is_some() || self.empty_end || self.depth == 0 || self.names.is_empty() {
+        if self.peeked.is_some() || self.empty_end {
             return Ok(None);
         }
-        let start = self.lexer.position();
-        if let Ok(Token::Text { raw, plain: true }) = self.lexer.next_token() {
-            // The end tag must name the element just opened: match it as such.
-            let open = self.names[self.names.len() - 1];
-            if self.lexer.end_tag_of(open) {
-                if raw.len() > self.limits.max_text_len {
-                    return Err(self.limit("text length", self.limits.max_text_len));
-                }
-                self.first = false;
-                self.names.pop();
-                self.end()?;
-                return Ok(Some(raw));
-            }
+        // The end tag must name the element just opened: matched as such.
+        let Some(&open) = self.names.last() else {
+            return Ok(None);
+        };
+        let Some(text) = self.lexer.plain_text_and_end(open) else {
+            return Ok(None);
+        };
+        if text.len() > self.limits.max_text_len {
+            return Err(self.limit("text length", self.limits.max_text_len));
         }
-        self.lexer.rewind(start);
-        Ok(None)
+        self.first = false;
+        self.names.pop();
+        self.end()?;
+        Ok(Some(text))
     }
 
     /// Reads through the end tag of the current element, whatever it contains.
@@ -736,12 +729,25 @@ impl<'a> XmlReader<'a> {
         at: usize,
     ) -> Result<StartElement<'a>, XmlError> {
         let start = self.start(name, at)?;
+        self.push_open(name, empty);
+        Ok(start)
+    }
+
+    /// Goes one level down for an element named `name_len` bytes, against the limits.
+    fn enter(&mut self, name_len: usize) -> Result<(), XmlError> {
+        self.depth += 1;
+        self.count_element(self.depth, name_len)?;
+        self.attrs.clear();
+        Ok(())
+    }
+
+    /// Notes the element just opened: its end tag comes next (`<a/>`) or must name it.
+    fn push_open(&mut self, name: &'a str, empty: bool) {
         if empty {
             self.empty_end = true;
         } else {
             self.names.push(name);
         }
-        Ok(start)
     }
 
     /// Checks that an end tag closes the innermost open element.
@@ -780,9 +786,7 @@ impl<'a> XmlReader<'a> {
         if self.depth == 0 && self.root_done {
             return Err(self.unexpected("a second root element"));
         }
-        self.depth += 1;
-        self.count_element(self.depth, raw.len())?;
-        self.attrs.clear();
+        self.enter(raw.len())?;
         // Most elements of a message have no attributes.
         if !self.lexer.attributes().is_empty() {
             let raw_attrs = self.lexer.take_attributes();

@@ -84,19 +84,48 @@ impl XmlWriter {
 
     /// Opens element `{ns}local`, declaring `ns` as default namespace if it is not already.
     pub fn start(&mut self, ns: &str, local: &str) {
-        self.close_tag();
-        let current = self.stack.last().map_or(0, |f| f.default_ns);
-        self.buf.push(b'<');
-        let name_at = self.buf.len();
-        self.buf.extend_from_slice(local.as_bytes());
-        let default_ns = if *self.namespaces[current] == *ns {
-            current
+        let current = self.default_ns();
+        if *self.namespaces[current] == *ns {
+            self.open(local, current);
         } else {
+            let declared = self.intern(ns);
+            self.open(local, declared);
             self.buf.extend_from_slice(b" xmlns=\"");
             escape(&mut self.buf, ns, true);
             self.buf.push(b'"');
-            self.intern(ns)
-        };
+        }
+    }
+
+    /// As [`Self::start`], for a namespace that lives as long as the program (a generated
+    /// encoder's): the writer knows the last such namespace by its address, so that a run of
+    /// elements in it compares no bytes.
+    pub fn start_static(&mut self, ns: &'static str, local: &str) {
+        let current = self.default_ns();
+        match self.last_static {
+            // The same string (address and length), so the same bytes as when it was looked
+            // up, and already the default namespace here.
+            Some((last, index)) if index == current && std::ptr::eq(last, ns) => {
+                self.open(local, current);
+            }
+            _ => {
+                self.start(ns, local);
+                self.last_static = Some((ns, self.default_ns()));
+            }
+        }
+    }
+
+    /// The index in `namespaces` of the default namespace where the next element opens.
+    fn default_ns(&self) -> usize {
+        self.stack.last().map_or(0, |f| f.default_ns)
+    }
+
+    /// Writes `<local` (the tag stays open for attributes) for an element whose default
+    /// namespace is `namespaces[default_ns]`.
+    fn open(&mut self, local: &str, default_ns: usize) {
+        self.close_tag();
+        self.buf.push(b'<');
+        let name_at = self.buf.len();
+        self.buf.extend_from_slice(local.as_bytes());
         self.stack.push(Frame {
             name_at,
             name_len: local.len(),
@@ -105,38 +134,10 @@ impl XmlWriter {
         self.open_tag = true;
     }
 
-    /// As [`Self::start`], for a namespace that lives as long as the program (a generated
-    /// encoder's): the writer knows the last such namespace by its address, so that a run of
-    /// elements in it compares no bytes.
-    pub fn start_static(&mut self, ns: &'static str, local: &str) {
-        let current = self.stack.last().map_or(0, |f| f.default_ns);
-        match self.last_static {
-            // The same string (address and length), so the same bytes as when it was looked
-            // up, and already the default namespace here.
-            Some((last, index)) if index == current && std::ptr::eq(last, ns) => {
-                self.close_tag();
-                self.buf.push(b'<');
-                let name_at = self.buf.len();
-                self.buf.extend_from_slice(local.as_bytes());
-                self.stack.push(Frame {
-                    name_at,
-                    name_len: local.len(),
-                    default_ns: current,
-                });
-                self.open_tag = true;
-            }
-            _ => {
-                self.start(ns, local);
-                let index = self.stack.last().map_or(0, |f| f.default_ns);
-                self.last_static = Some((ns, index));
-            }
-        }
-    }
-
     /// Opens element `prefix:local`; the caller declares the prefix ([`Self::declare`]).
     pub fn start_prefixed(&mut self, prefix: &str, local: &str) {
         self.close_tag();
-        let default_ns = self.stack.last().map_or(0, |f| f.default_ns);
+        let default_ns = self.default_ns();
         self.buf.push(b'<');
         let name_at = self.buf.len();
         self.buf.extend_from_slice(prefix.as_bytes());
