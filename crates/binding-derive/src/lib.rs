@@ -169,18 +169,21 @@ fn expand_struct(
         let ident = field.ident.as_ref().expect("named fields have identifiers");
         names.push(rename_attr(&field.attrs)?.unwrap_or_else(|| lower_camel(&ident.to_string())));
     }
-    // The reader call that takes the next child, quicker when it is `expected`: the element a
-    // valid message has there (the next field's, or the same field's again for a list).
-    let next_child = |expected: Option<&String>| match expected {
-        Some(name) => quote!(__r.next_child_expecting(#name)?),
-        None => quote!(__r.next_child()?),
+    // A field's child is read lazily: `__next` holds the child already read (`Some(None)`:
+    // the element ended) or nothing (`None`), in which case the field reads its own child,
+    // whole in one step when it is a plain leaf of a simple type (`decode_leaf`), else by
+    // its start tag, expecting its own name.
+    let take_child = |name: &String| {
+        quote! {
+            match __next.take() {
+                Some(__s) => __s,
+                None => __r.next_child_expecting(#name)?,
+            }
+        }
     };
-    let first_child = next_child(names.first());
     for (i, field) in fields.named.iter().enumerate() {
         let ident = field.ident.as_ref().expect("named fields have identifiers");
         let name = &names[i];
-        let after = next_child(names.get(i + 1));
-        let again = next_child(Some(name));
         let encode_one = |value: Tokens| {
             quote! {
                 __w.start_static(#ns, #name);
@@ -188,17 +191,19 @@ fn expand_struct(
                 __w.end();
             }
         };
+        let child = take_child(name);
         let (inner, min, max) = match occurs(&field.ty) {
             Occurs::One(t) => {
                 encodes.push(encode_one(quote!(&self.#ident)));
                 decodes.push(quote! {
-                    let #ident = match __next.take() {
-                        Some(__s) if __s.is(#ns, #name) => {
-                            let __v = <#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?;
-                            __next = #after;
-                            __v
-                        }
-                        other => return Err(::osprey_binding::DecodeError::missing(#name, other)),
+                    let #ident = match if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None } {
+                        Some(__v) => __v,
+                        None => match #child {
+                            Some(__s) if __s.is(#ns, #name) => {
+                                <#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?
+                            }
+                            other => return Err(::osprey_binding::DecodeError::missing(#name, other)),
+                        },
                     };
                 });
                 (t, 1u32, quote!(::osprey_binding::MaxOccurs::One))
@@ -207,13 +212,14 @@ fn expand_struct(
                 let enc = encode_one(quote!(__v));
                 encodes.push(quote! { if let Some(__v) = &self.#ident { #enc } });
                 decodes.push(quote! {
-                    let #ident = match __next.take() {
-                        Some(__s) if __s.is(#ns, #name) => {
-                            let __v = <#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?;
-                            __next = #after;
-                            Some(__v)
-                        }
-                        other => { __next = other; None }
+                    let #ident = match if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None } {
+                        Some(__v) => Some(__v),
+                        None => match #child {
+                            Some(__s) if __s.is(#ns, #name) => {
+                                Some(<#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?)
+                            }
+                            other => { __next = Some(other); None }
+                        },
                     };
                 });
                 (t, 0, quote!(::osprey_binding::MaxOccurs::One))
@@ -224,12 +230,17 @@ fn expand_struct(
                 decodes.push(quote! {
                     let mut #ident = Vec::new();
                     loop {
-                        match __next.take() {
+                        if __next.is_none() {
+                            if let Some(__v) = ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? {
+                                #ident.push(__v);
+                                continue;
+                            }
+                        }
+                        match #child {
                             Some(__s) if __s.is(#ns, #name) => {
                                 #ident.push(<#t as ::osprey_binding::XmlType>::decode(__r).map_err(|__e| __e.in_element(#name))?);
-                                __next = #again;
                             }
-                            other => { __next = other; break; }
+                            other => { __next = Some(other); break; }
                         }
                     }
                 });
@@ -261,10 +272,17 @@ fn expand_struct(
             #(#encodes)*
         }
 
+        #[allow(unused_mut, unused_variables)]
         fn decode(__r: &mut ::osprey_binding::xml::XmlReader<'_>) -> Result<Self, ::osprey_binding::DecodeError> {
-            let mut __next = #first_child;
+            // Unprefixed children without declarations are in the default namespace: ours?
+            let __leaves = __r.default_namespace_is(#ns);
+            let mut __next: Option<Option<::osprey_binding::xml::StartElement<'_>>> = None;
             #(#decodes)*
-            if let Some(__s) = __next {
+            let __rest = match __next {
+                Some(__s) => __s,
+                None => __r.next_child()?,
+            };
+            if let Some(__s) = __rest {
                 return Err(::osprey_binding::DecodeError::unexpected(&__s));
             }
             Ok(Self { #(#idents),* })
@@ -301,10 +319,15 @@ fn expand_enum(ns: &str, type_name: &str, data: &syn::DataEnum) -> syn::Result<T
         }
 
         fn decode(r: &mut ::osprey_binding::xml::XmlReader<'_>) -> Result<Self, ::osprey_binding::DecodeError> {
-            let text = r.read_text()?;
+            Self::from_text(&r.read_text()?)
+        }
+
+        const TEXT_ONLY: bool = true;
+
+        fn from_text(text: &str) -> Result<Self, ::osprey_binding::DecodeError> {
             match text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n')) {
                 #(#names => Ok(Self::#variants),)*
-                _ => Err(::osprey_binding::DecodeError::invalid(&text, #xsd_type)),
+                _ => Err(::osprey_binding::DecodeError::invalid(text, #xsd_type)),
             }
         }
     })

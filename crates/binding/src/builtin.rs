@@ -16,10 +16,13 @@ macro_rules! integer {
                 w.int(*self);
             }
             fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-                let text = r.read_text()?;
+                Self::from_text(&r.read_text()?)
+            }
+            const TEXT_ONLY: bool = true;
+            fn from_text(text: &str) -> Result<Self, DecodeError> {
                 let t = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
                 // XSD allows a leading '+', which Rust's parser also accepts.
-                t.parse().map_err(|_| DecodeError::invalid(&text, concat!("xsd:", $xsd)))
+                t.parse().map_err(|_| DecodeError::invalid(text, concat!("xsd:", $xsd)))
             }
         }
     )*};
@@ -37,8 +40,11 @@ impl XmlType for f32 {
         w.float(*self);
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let text = r.read_text()?;
-        parse_f32(&text).ok_or_else(|| DecodeError::invalid(&text, "xsd:float"))
+        Self::from_text(&r.read_text()?)
+    }
+    const TEXT_ONLY: bool = true;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        parse_f32(text).ok_or_else(|| DecodeError::invalid(text, "xsd:float"))
     }
 }
 
@@ -51,8 +57,11 @@ impl XmlType for f64 {
         w.double(*self);
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let text = r.read_text()?;
-        parse_f64(&text).ok_or_else(|| DecodeError::invalid(&text, "xsd:double"))
+        Self::from_text(&r.read_text()?)
+    }
+    const TEXT_ONLY: bool = true;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        parse_f64(text).ok_or_else(|| DecodeError::invalid(text, "xsd:double"))
     }
 }
 
@@ -65,8 +74,11 @@ impl XmlType for bool {
         w.text(if *self { "true" } else { "false" });
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let text = r.read_text()?;
-        parse_bool(&text).ok_or_else(|| DecodeError::invalid(&text, "xsd:boolean"))
+        Self::from_text(&r.read_text()?)
+    }
+    const TEXT_ONLY: bool = true;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        parse_bool(text).ok_or_else(|| DecodeError::invalid(text, "xsd:boolean"))
     }
 }
 
@@ -79,7 +91,12 @@ impl XmlType for String {
         w.text(self);
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
+        // Not through `from_text`: unescaped text is already an owned string.
         Ok(r.read_text()?.into_owned())
+    }
+    const TEXT_ONLY: bool = true;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        Ok(text.to_owned())
     }
 }
 
@@ -93,6 +110,10 @@ impl<T: XmlType> XmlType for Box<T> {
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
         T::decode(r).map(Box::new)
+    }
+    const TEXT_ONLY: bool = T::TEXT_ONLY;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        T::from_text(text).map(Box::new)
     }
 }
 
@@ -109,12 +130,15 @@ impl XmlType for Base64Binary {
         w.text(&base64::engine::general_purpose::STANDARD.encode(&self.0));
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let text = r.read_text()?;
+        Self::from_text(&r.read_text()?)
+    }
+    const TEXT_ONLY: bool = true;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
         // base64Binary's lexical space allows whitespace between groups (XSD Part 2 §3.2.16).
         let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
         base64::engine::general_purpose::STANDARD
             .decode(compact.as_bytes())
             .map(Base64Binary)
-            .map_err(|_| DecodeError::invalid(&text, "xsd:base64Binary"))
+            .map_err(|_| DecodeError::invalid(text, "xsd:base64Binary"))
     }
 }

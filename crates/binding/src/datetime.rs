@@ -169,8 +169,11 @@ impl XmlType for DateTime {
         w.text(&self.to_string());
     }
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError> {
-        let text = r.read_text()?;
-        DateTime::parse(&text).ok_or_else(|| DecodeError::invalid(&text, "xsd:dateTime"))
+        Self::from_text(&r.read_text()?)
+    }
+    const TEXT_ONLY: bool = true;
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        DateTime::parse(text).ok_or_else(|| DecodeError::invalid(text, "xsd:dateTime"))
     }
 }
 

@@ -53,6 +53,43 @@ pub trait XmlType: Sized {
     /// # Errors
     /// [`DecodeError`] naming the offending element and its path.
     fn decode(r: &mut XmlReader<'_>) -> Result<Self, DecodeError>;
+
+    /// True for types whose content is text alone (the XSD simple types and enumerations):
+    /// their values are also read from text by [`Self::from_text`], which lets a generated
+    /// decoder take `<a>text</a>` in one step ([`XmlReader::leaf_expecting`]).
+    const TEXT_ONLY: bool = false;
+
+    /// The value whose element content is `text` (references already replaced), for a
+    /// [`Self::TEXT_ONLY`] type; `decode` reads the same text from the reader.
+    ///
+    /// # Errors
+    /// [`DecodeError::InvalidValue`] when `text` is not a value of the type, and always
+    /// for a type that is not [`Self::TEXT_ONLY`].
+    fn from_text(text: &str) -> Result<Self, DecodeError> {
+        Err(DecodeError::invalid(text, "element content"))
+    }
+}
+
+/// For generated decoders: the next child read whole as a leaf `<name>text</name>` when
+/// `T` is a simple type, the child's namespace is the default one (`leaves`) and it is
+/// written plainly; `None`, with nothing read, otherwise.
+///
+/// # Errors
+/// As [`XmlReader::leaf_expecting`], and `T`'s [`XmlType::from_text`], within `name`.
+#[doc(hidden)]
+#[inline]
+pub fn decode_leaf<T: XmlType>(
+    r: &mut XmlReader<'_>,
+    leaves: bool,
+    name: &'static str,
+) -> Result<Option<T>, DecodeError> {
+    if !(T::TEXT_ONLY && leaves) {
+        return Ok(None);
+    }
+    match r.leaf_expecting(name)? {
+        Some(text) => T::from_text(text).map(Some).map_err(|e| e.in_element(name)),
+        None => Ok(None),
+    }
 }
 
 /// A type that is a global element declaration: a message payload.

@@ -207,6 +207,58 @@ fn wrong_namespace_is_an_unexpected_element() {
     ));
 }
 
+/// `GOOD` with every element written with the prefix `t`: no child is a plain leaf.
+fn prefixed(doc: &str) -> String {
+    doc.replace("</", "\u{0}")
+        .replace('<', "<t:")
+        .replace('\u{0}', "</t:")
+        .replacen(r#"xmlns="urn:t""#, r#"xmlns:t="urn:t""#, 1)
+}
+
+#[test]
+fn leaves_read_whole_decode_as_leaves_read_in_steps() {
+    // Unprefixed children are read as leaves in one step; prefixed ones the general way.
+    let plain = GOOD
+        .replace("<aString>s</aString>", "<aString>a &amp; b</aString>")
+        .replace("</colour>", "</colour><maybe/>");
+    let quick = decode(&plain).unwrap();
+    assert_eq!(quick, decode(&prefixed(&plain)).unwrap());
+    assert_eq!(
+        (quick.a_string.as_str(), quick.maybe.as_deref()),
+        ("a & b", Some(""))
+    );
+    // A wrong value is named with its path either way.
+    let wrong = GOOD.replace("<aFloat>1.5</aFloat>", "<aFloat>x</aFloat>");
+    for doc in [wrong.clone(), prefixed(&wrong)] {
+        let err = decode(&doc).unwrap_err();
+        assert!(
+            matches!(&err, DecodeError::InvalidValue { path, .. } if path.to_string() == "everything/aFloat"),
+            "{err:?}"
+        );
+    }
+    // Unprefixed children of a prefixed parent are in no namespace: not the fields.
+    let err = decode(
+        &GOOD
+            .replacen(
+                r#"<everything xmlns="urn:t">"#,
+                r#"<t:everything xmlns:t="urn:t">"#,
+                1,
+            )
+            .replace("</everything>", "</t:everything>"),
+    )
+    .unwrap_err();
+    let DecodeError::UnexpectedElement {
+        found, expected, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (found.ns(), found.local(), *expected),
+        ("", "anInt", Some("anInt"))
+    );
+}
+
 #[test]
 fn schema_describes_fields_and_recursion() {
     let TypeDesc::Complex(c) = Everything::schema() else {

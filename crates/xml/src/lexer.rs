@@ -90,7 +90,7 @@ impl<'a> Lexer<'a> {
         let b = self.src.as_bytes();
         let at = self.pos;
         let after = at + 2 + name.len();
-        if b.get(at..at + 2) != Some(b"</") || b.get(at + 2..after) != Some(name.as_bytes()) {
+        if b.get(at..at + 2) != Some(b"</") || !has_at(b, at + 2, name.as_bytes()) {
             return false;
         }
         // Only whitespace may follow the name: `</ab>` is no end tag of `a`.
@@ -110,7 +110,7 @@ impl<'a> Lexer<'a> {
         let b = self.src.as_bytes();
         let at = self.pos;
         let after = at + 1 + name.len();
-        if b.get(at) != Some(&b'<') || b.get(at + 1..after) != Some(name.as_bytes()) {
+        if b.get(at) != Some(&b'<') || !has_at(b, at + 1, name.as_bytes()) {
             return None;
         }
         let (end, empty) = match b.get(after..).unwrap_or_default() {
@@ -139,6 +139,26 @@ impl<'a> Lexer<'a> {
                 None
             }
         }
+    }
+
+    /// Reads a whole leaf element named `name`, `<name>text</name>`, `<name></name>` or
+    /// `<name/>`, when one comes next, written without attributes or prefix and holding
+    /// character data with nothing to unescape (whitespace may precede it); returns its text.
+    /// Otherwise reads nothing and returns `None`. `name` must be a valid XML name.
+    pub(crate) fn leaf_of(&mut self, name: &str) -> Option<&'a str> {
+        let at = self.pos;
+        self.pos = skip_whitespace(self.src.as_bytes(), at);
+        let text = match self.start_tag_of(name) {
+            Some(true) => Some(""),
+            Some(false) => self
+                .plain_text_and_end(name)
+                .or_else(|| self.end_tag_of(name).then_some("")),
+            None => None,
+        };
+        if text.is_none() {
+            self.pos = at;
+        }
+        text
     }
 
     /// The attributes of the last [`Token::Start`].
@@ -387,6 +407,28 @@ pub(crate) const fn byte_set(bytes: &[u8]) -> [bool; 256] {
     t
 }
 
+/// True when `b[at..]` starts with `name`. Markup names are short: those of up to 16
+/// bytes are compared as two overlapping words (or three bytes) in line, not by a call to
+/// `memcmp`.
+#[inline]
+fn has_at(b: &[u8], at: usize, name: &[u8]) -> bool {
+    let Some(s) = b.get(at..at + name.len()) else {
+        return false;
+    };
+    let n = name.len();
+    let word8 =
+        |x: &[u8], i: usize| u64::from_ne_bytes(x[i..i + 8].try_into().expect("eight bytes"));
+    let word4 =
+        |x: &[u8], i: usize| u32::from_ne_bytes(x[i..i + 4].try_into().expect("four bytes"));
+    match n {
+        0 => true,
+        1..=3 => s[0] == name[0] && s[n / 2] == name[n / 2] && s[n - 1] == name[n - 1],
+        4..=7 => word4(s, 0) == word4(name, 0) && word4(s, n - 4) == word4(name, n - 4),
+        8..=16 => word8(s, 0) == word8(name, 0) && word8(s, n - 8) == word8(name, n - 8),
+        _ => s == name,
+    }
+}
+
 fn skip_whitespace(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
@@ -616,6 +658,26 @@ mod tests {
         assert!(!l.end_tag_of("a"));
         assert!(l.end_tag_of("p:a"));
         assert_eq!(l.next_token(), Ok(Token::Eof));
+    }
+
+    #[test]
+    fn has_at_compares_every_byte_of_names_of_every_length() {
+        let name: Vec<u8> = (b'a'..=b'z').collect();
+        for n in 0..=name.len() {
+            let name = &name[..n];
+            let mut doc = b"<".to_vec();
+            doc.extend_from_slice(name);
+            assert!(has_at(&doc, 1, name), "{n}");
+            assert!(
+                !has_at(&doc[..doc.len() - 1], 1, name) || n == 0,
+                "short input, {n}"
+            );
+            for i in 0..n {
+                let mut other = doc.clone();
+                other[1 + i] ^= 0x20;
+                assert!(!has_at(&other, 1, name), "byte {i} of {n} differs");
+            }
+        }
     }
 
     #[test]

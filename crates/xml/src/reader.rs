@@ -316,6 +316,14 @@ impl<'a> XmlReader<'a> {
                 self.end()?;
                 return Ok(None);
             }
+            // The end tag of the element, as a decoder reads it after its last child.
+            if let Some(&open) = self.names.last() {
+                if self.lexer.end_tag_of(open) {
+                    self.names.pop();
+                    self.end()?;
+                    return Ok(None);
+                }
+            }
             loop {
                 let at = self.offset();
                 let first = self.first;
@@ -386,6 +394,42 @@ impl<'a> XmlReader<'a> {
             }
         }
         self.next_child()
+    }
+
+    /// Reads the child `<local>text</local>` (or `<local/>`) whole when it comes next,
+    /// written without a prefix or attributes and with nothing to unescape in its text, and
+    /// returns the text; otherwise reads nothing and returns `None`, and the caller reads
+    /// the child the general way ([`Self::next_child_expecting`]). The child is in the
+    /// default namespace in scope, as any unprefixed element; the caller checks that
+    /// ([`Self::default_namespace_is`]). A generated decoder reads a field of a simple type so.
+    ///
+    /// # Errors
+    /// [`XmlError::LimitExceeded`] for the child's depth, name or text length, or the
+    /// element count, as if it had been read the general way.
+    pub fn leaf_expecting(&mut self, local: &'static str) -> Result<Option<&'a str>, XmlError> {
+        if self.peeked.is_some() || self.empty_end || self.depth == 0 {
+            return Ok(None);
+        }
+        let Some(text) = self.lexer.leaf_of(local) else {
+            return Ok(None);
+        };
+        self.count_element(self.depth + 1, local.len())?;
+        if text.len() > self.limits.max_text_len {
+            return Err(self.limit("text length", self.limits.max_text_len));
+        }
+        self.first = false;
+        self.attrs.clear();
+        self.last_end = self.offset();
+        Ok(Some(text))
+    }
+
+    /// True when `ns` is the default namespace in scope: the namespace of unprefixed
+    /// children of the current element that declare none of their own.
+    pub fn default_namespace_is(&self, ns: &str) -> bool {
+        match self.ns.iter().rev().find(|b| b.prefix.is_empty()) {
+            Some(b) => *b.uri == *ns,
+            None => ns.is_empty(),
+        }
     }
 
     /// The text content of the current element, through its end tag (`""` if empty).

@@ -380,6 +380,93 @@ fn an_expected_child_reads_as_any_child_does() {
     }
 }
 
+/// Reads every child of the root as a leaf `b` when `leaf_expecting("b")` takes it whole,
+/// else the general way: each child's namespace, name and text, and the end.
+fn leaves(doc: &[u8], limits: &Limits, quick: bool) -> Result<Vec<String>, XmlError> {
+    let mut r = XmlReader::new(doc, limits)?;
+    r.next_child()?.ok_or(XmlError::UnexpectedEof)?;
+    let default_ns = ["urn:x", "urn:y", ""]
+        .into_iter()
+        .find(|ns| r.default_namespace_is(ns))
+        .expect("one of the test documents' namespaces");
+    let mut seen = Vec::new();
+    loop {
+        if quick {
+            if let Some(text) = r.leaf_expecting("b")? {
+                seen.push(format!("{{{default_ns}}}b {text:?} depth {}", r.depth()));
+                continue;
+            }
+        }
+        let Some(c) = r.next_child()? else { break };
+        let text = r.read_text()?;
+        seen.push(format!(
+            "{{{}}}{} {text:?} depth {}",
+            c.ns(),
+            c.local(),
+            r.depth()
+        ));
+    }
+    r.finish()?;
+    Ok(seen)
+}
+
+#[test]
+fn a_leaf_read_whole_reads_as_it_does_in_steps() {
+    let l = Limits::default();
+    let docs: [&[u8]; 17] = [
+        br#"<a xmlns="urn:x"><b>1</b><b>2</b></a>"#,
+        br#"<a xmlns="urn:x"><b/><b></b></a>"#,
+        br#"<a xmlns="urn:x"><bc>1</bc><b>2</b></a>"#,
+        br#"<a xmlns="urn:y"><b>1</b></a>"#,
+        br#"<a><b>1</b></a>"#,
+        br#"<a xmlns:p="urn:x"><p:b>1</p:b></a>"#,
+        br#"<a xmlns="urn:x"><b c="1">1</b></a>"#,
+        br#"<a xmlns="urn:x"> <b>1</b> <b> 2 </b> </a>"#,
+        br#"<a xmlns="urn:x"><b >1</b></a>"#,
+        br#"<a xmlns="urn:x"><b>1</b ></a>"#,
+        br#"<a xmlns="urn:x"><b xmlns="urn:y">1</b></a>"#,
+        br#"<a xmlns="urn:x"><b>1</c></a>"#,
+        br#"<a xmlns="urn:x"><b>1&amp;2</b><b>x&#13;</b></a>"#,
+        br#"<a xmlns="urn:x"><b><c/></b></a>"#,
+        br#"<a xmlns="urn:x"><b>1<!-- c --></b></a>"#,
+        br#"<a xmlns="urn:x"><b>1</b>"#,
+        br#"<a xmlns="urn:x"><b>"#,
+    ];
+    for doc in docs {
+        let shown = String::from_utf8_lossy(doc);
+        match leaves(doc, &l, false) {
+            // Leaves expected as such: each with its own namespace and text.
+            Ok(seen) => assert_eq!(leaves(doc, &l, true), Ok(seen), "{shown}"),
+            // Anything else (a leaf with a child): the same error.
+            Err(e) => assert_eq!(leaves(doc, &l, true), Err(e), "{shown}"),
+        }
+    }
+    // The limits hold on the quick path too.
+    let limits = [
+        Limits {
+            max_depth: 1,
+            ..Limits::default()
+        },
+        Limits {
+            max_elements: 2,
+            ..Limits::default()
+        },
+        Limits {
+            max_text_len: 1,
+            ..Limits::default()
+        },
+    ];
+    for limits in limits {
+        let doc = br#"<a xmlns="urn:x"><b>1</b><b>22</b></a>"#;
+        let quick = leaves(doc, &limits, true);
+        assert!(
+            matches!(quick, Err(XmlError::LimitExceeded { .. })),
+            "{quick:?}"
+        );
+        assert_eq!(quick, leaves(doc, &limits, false));
+    }
+}
+
 proptest! {
     /// `start_static` writes what `start` writes, whatever the order of namespaces: opens
     /// (a namespace of four, and a prefixed element now and then) and closes at random.
