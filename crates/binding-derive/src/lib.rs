@@ -184,17 +184,22 @@ fn expand_struct(
     for (i, field) in fields.named.iter().enumerate() {
         let ident = field.ident.as_ref().expect("named fields have identifiers");
         let name = &names[i];
-        let encode_one = |value: Tokens| {
+        // A simple type's value is text: its element is written as a leaf, in one go.
+        let encode_one = |ty: &Type, value: Tokens| {
             quote! {
-                __w.start_static(#ns, #name);
-                ::osprey_binding::XmlType::encode(#value, __w);
-                __w.end();
+                if <#ty as ::osprey_binding::XmlType>::TEXT_ONLY {
+                    __w.leaf_static(#ns, #name, |__w| ::osprey_binding::XmlType::encode(#value, __w));
+                } else {
+                    __w.start_static(#ns, #name);
+                    ::osprey_binding::XmlType::encode(#value, __w);
+                    __w.end();
+                }
             }
         };
         let child = take_child(name);
         let (inner, min, max) = match occurs(&field.ty) {
             Occurs::One(t) => {
-                encodes.push(encode_one(quote!(&self.#ident)));
+                encodes.push(encode_one(t, quote!(&self.#ident)));
                 decodes.push(quote! {
                     let #ident = match if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None } {
                         Some(__v) => __v,
@@ -209,7 +214,7 @@ fn expand_struct(
                 (t, 1u32, quote!(::osprey_binding::MaxOccurs::One))
             }
             Occurs::Optional(t) => {
-                let enc = encode_one(quote!(__v));
+                let enc = encode_one(t, quote!(__v));
                 encodes.push(quote! { if let Some(__v) = &self.#ident { #enc } });
                 decodes.push(quote! {
                     let #ident = match if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None } {
@@ -225,7 +230,7 @@ fn expand_struct(
                 (t, 0, quote!(::osprey_binding::MaxOccurs::One))
             }
             Occurs::Many(t) => {
-                let enc = encode_one(quote!(__v));
+                let enc = encode_one(t, quote!(__v));
                 encodes.push(quote! { for __v in &self.#ident { #enc } });
                 decodes.push(quote! {
                     let mut #ident = Vec::new();

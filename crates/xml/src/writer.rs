@@ -114,6 +114,37 @@ impl XmlWriter {
         }
     }
 
+    /// Writes the element `{ns}local` whose content `content` writes as text only (a value
+    /// of a simple type, through the text methods, which close the start tag): what
+    /// [`Self::start_static`], `content` and [`Self::end`] write, with the tags written in
+    /// one go when `ns` is already the default namespace.
+    pub fn leaf_static(&mut self, ns: &'static str, local: &str, content: impl FnOnce(&mut Self)) {
+        let current = self.default_ns();
+        match self.last_static {
+            Some((last, index)) if index == current && std::ptr::eq(last, ns) => {
+                self.close_tag();
+                self.buf.reserve(2 * local.len() + 5);
+                self.buf.push(b'<');
+                self.buf.extend_from_slice(local.as_bytes());
+                self.buf.push(b'>');
+                let depth = self.stack.len();
+                content(self);
+                debug_assert!(
+                    self.stack.len() == depth && !self.open_tag,
+                    "a leaf's content is text"
+                );
+                self.buf.extend_from_slice(b"</");
+                self.buf.extend_from_slice(local.as_bytes());
+                self.buf.push(b'>');
+            }
+            _ => {
+                self.start_static(ns, local);
+                content(self);
+                self.end();
+            }
+        }
+    }
+
     /// The index in `namespaces` of the default namespace where the next element opens.
     fn default_ns(&self) -> usize {
         self.stack.last().map_or(0, |f| f.default_ns)

@@ -468,10 +468,11 @@ fn a_leaf_read_whole_reads_as_it_does_in_steps() {
 }
 
 proptest! {
-    /// `start_static` writes what `start` writes, whatever the order of namespaces: opens
-    /// (a namespace of four, and a prefixed element now and then) and closes at random.
+    /// `start_static` writes what `start` writes, and `leaf_static` what `start`, the text
+    /// and `end` write, whatever the order of namespaces: opens (a namespace of four, and a
+    /// prefixed element now and then), leaves (empty or not) and closes at random.
     #[test]
-    fn start_static_writes_what_start_writes(steps in proptest::collection::vec(0u8..7, 0..64)) {
+    fn start_static_writes_what_start_writes(steps in proptest::collection::vec(0u8..11, 0..64)) {
         const NS: [&str; 4] = ["urn:a", "urn:b", "", "urn:a:longer"];
         let (mut plain, mut fast) = (XmlWriter::new(), XmlWriter::new());
         let mut open = 0;
@@ -486,6 +487,13 @@ proptest! {
                     plain.start_prefixed("p", "q");
                     fast.start_prefixed("p", "q");
                     open += 1;
+                }
+                7..=10 => {
+                    let (ns, text) = (NS[usize::from(step - 7)], ["", "a<b"][usize::from(step % 2)]);
+                    plain.start(ns, "leaf");
+                    plain.text(text);
+                    plain.end();
+                    fast.leaf_static(ns, "leaf", |w| w.text(text));
                 }
                 _ if open > 0 => {
                     plain.end();
