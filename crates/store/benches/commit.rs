@@ -1,7 +1,8 @@
-//! What one SQLite transaction of one small record costs in the store's settings (WAL,
-//! `synchronous = NORMAL` as with `[data] sync = "os"`, checkpoints every 10,000 pages),
-//! with the file locked once for the connection's life (`locking_mode = EXCLUSIVE`, as
-//! the store opens it) against SQLite's default shared mode (file locks taken and
+//! What one commit of one small record costs: through the store (`Store::submit` with
+//! `Sync::Os`, which appends it to the redo log), against one SQLite transaction in the
+//! settings the store used before it had the log (WAL, `synchronous = NORMAL`, checkpoints
+//! every 10,000 pages), with the file locked once for the connection's life
+//! (`locking_mode = EXCLUSIVE`) and in SQLite's default shared mode (file locks taken and
 //! released by every transaction). `cargo bench -p osprey-store --bench commit`
 #![allow(missing_docs, clippy::unwrap_used)] // a benchmark binary
 
@@ -50,5 +51,24 @@ fn commit(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, commit);
+fn store_commit(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        osprey_store::Store::open_sqlite_with(&dir.path().join("s.db"), osprey_store::Sync::Os)
+            .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let value = vec![7u8; 120];
+    let mut n = 0u64;
+    c.bench_function("one-record commit through the store (redo log)", |b| {
+        b.iter(|| {
+            n += 1;
+            let w = osprey_store::Write::put("counter", format!("k{}", n % 1000), value.clone());
+            rt.block_on(store.submit(vec![w])).unwrap();
+        });
+    });
+}
+
+criterion_group!(benches, store_commit, commit);
 criterion_main!(benches);

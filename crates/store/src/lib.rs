@@ -2,9 +2,12 @@
 //! by default ([`Store`]), or in PostgreSQL shared by several containers
 //! ([`SharedStore`]).
 //!
-//! Writes go through one writer thread that commits them in groups: every write queued
-//! while a commit is on disk joins the next commit, so a burst of N concurrent updates
-//! costs one `fsync`, not N. [`Store::submit`] queues a write at once (so callers that
+//! A commit appends its group of writes to a redo log in front of the database, one
+//! record per group, which is folded into SQLite every few megabytes (see `redo`): a
+//! small change costs its own bytes, not the 4 KB B-tree pages SQLite would write for it.
+//!
+//! Writes are committed in groups: every write queued while a commit is on disk joins the
+//! next commit, so a burst of N concurrent updates costs one `fsync`, not N. [`Store::submit`] queues a write at once (so callers that
 //! queue under their own lock keep their order) and returns a [`Commit`] that resolves
 //! when the write is durable: a caller acknowledges an update to its client only after
 //! that.
@@ -19,6 +22,7 @@
 //! ```
 
 mod error;
+mod redo;
 mod shared;
 mod sqlite;
 
@@ -91,8 +95,9 @@ pub enum Sync {
     #[default]
     Disk,
     /// Each commit is in the operating system before it is acknowledged, and flushed at
-    /// checkpoints: it survives a crash (or `SIGKILL`) of the process; a power loss may
-    /// lose the last commits before a checkpoint, never the database's consistency.
+    /// compactions of the redo log: it survives a crash (or `SIGKILL`) of the process; a
+    /// power loss may lose the commits since the last compaction, never the database's
+    /// consistency.
     Os,
 }
 
@@ -230,8 +235,9 @@ impl Store {
         Store::open_sqlite_with(path, Sync::Disk)
     }
 
-    /// As [`Store::open_sqlite`], with the given [`Sync`] (SQLite's `synchronous` is
-    /// `FULL` for [`Sync::Disk`], `NORMAL` for [`Sync::Os`]).
+    /// As [`Store::open_sqlite`], with the given [`Sync`]: whether each append to the
+    /// redo log (`path` with `.redo` appended) is flushed before it is acknowledged. What
+    /// the log holds from before is replayed into the database first.
     ///
     /// The store holds the database file's lock while it is open: a second process (a
     /// second container on the same data directory) cannot open it meanwhile, and gets a
@@ -248,7 +254,7 @@ impl Store {
                 })?;
             }
         }
-        let backend = sqlite::SqliteBackend::open(path, sync)?;
+        let backend = redo::RedoBackend::open(path, sync)?;
         Ok(Store::start(Box::new(backend), sync))
     }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection};
 
-use crate::{Backend, Record, StoreError, Sync, Write};
+use crate::{Record, StoreError, Write};
 
 pub(crate) struct SqliteBackend {
     conn: Connection,
@@ -24,7 +24,7 @@ fn db_err(e: rusqlite::Error) -> StoreError {
 }
 
 impl SqliteBackend {
-    pub(crate) fn open(path: &Path, sync: Sync) -> Result<Self, StoreError> {
+    pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         let open_err = |e: rusqlite::Error| StoreError::Open {
             what: path.display().to_string(),
             why: e.to_string(),
@@ -35,22 +35,11 @@ impl SqliteBackend {
             .map_err(open_err)?;
         conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
             .map_err(open_err)?;
-        // FULL syncs the WAL at each commit; NORMAL leaves the commit in the OS and syncs at
-        // checkpoints.
+        // Every transaction here is a redo log compaction, which must be on disk before
+        // the log is emptied: FULL syncs the WAL at each commit.
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| busy_or(e, path, open_err))?;
-        let level = match sync {
-            Sync::Disk => "FULL",
-            Sync::Os => "NORMAL",
-        };
-        conn.pragma_update(None, "synchronous", level)
-            .map_err(open_err)?;
-        // A checkpoint (every 1,000 WAL pages by default) runs on the committing thread,
-        // which holds the one connection while it flushes the WAL and the database: both
-        // request threads stall behind it. Every 10,000 pages (a WAL of up to 40 MB, which
-        // a restart after a crash reads once) took the counter's add at 16 connections
-        // from 0.52x to 0.59x echoVoid's throughput (`bench/add-ab.sh`, docs/benchmarks.md).
-        conn.pragma_update(None, "wal_autocheckpoint", 10_000)
+        conn.pragma_update(None, "synchronous", "FULL")
             .map_err(open_err)?;
         // The write lock is taken here, once, and kept: a second process on the same file
         // fails now, with a clear message, not at its first write.
@@ -62,10 +51,66 @@ impl SqliteBackend {
                  value BLOB NOT NULL,
                  PRIMARY KEY (kind, key)
              ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS meta (
+                 name  TEXT PRIMARY KEY,
+                 value INTEGER NOT NULL
+             ) WITHOUT ROWID;
              COMMIT;",
         )
         .map_err(|e| busy_or(e, path, open_err))?;
         Ok(SqliteBackend { conn })
+    }
+
+    /// The generation of the last redo log compacted into the database (0: none yet).
+    pub(crate) fn generation(&mut self) -> Result<u64, StoreError> {
+        let g: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE name = 'redo_generation'",
+                [],
+                |row| row.get(0),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+            .map_err(db_err)?;
+        Ok(g.map_or(0, |g| g.unsigned_abs()))
+    }
+
+    /// Commits `writes` and the redo log generation `generation` in one transaction that
+    /// is on disk when this returns: the redo log may be emptied after it. Nothing of a
+    /// failed transaction is kept.
+    pub(crate) fn commit_generation(
+        &mut self,
+        writes: &[Write],
+        generation: u64,
+    ) -> Result<(), StoreError> {
+        let g = i64::try_from(generation)
+            .map_err(|_| StoreError::Database("redo log generation overflow".into()))?;
+        self.run("BEGIN")?;
+        let set_generation = || {
+            self.conn
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO meta (name, value) VALUES ('redo_generation', ?1)",
+                )
+                .and_then(|mut s| s.execute(params![g]))
+                .map(drop)
+                .map_err(db_err)
+        };
+        match self
+            .apply(writes)
+            .and_then(|()| set_generation())
+            .and_then(|()| self.run("COMMIT"))
+        {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Nothing of a failed group is kept.
+                let _ = self.run("ROLLBACK");
+                Err(e)
+            }
+        }
     }
 }
 
@@ -89,7 +134,7 @@ fn busy_or(
 }
 
 impl SqliteBackend {
-    fn apply(&mut self, writes: &[Write]) -> Result<(), StoreError> {
+    fn apply(&self, writes: &[Write]) -> Result<(), StoreError> {
         let mut put = self
             .conn
             .prepare_cached("INSERT OR REPLACE INTO records (kind, key, value) VALUES (?1, ?2, ?3)")
@@ -121,20 +166,9 @@ impl SqliteBackend {
     }
 }
 
-impl Backend for SqliteBackend {
-    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
-        self.run("BEGIN")?;
-        match self.apply(writes).and_then(|()| self.run("COMMIT")) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // Nothing of a failed group is kept.
-                let _ = self.run("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
-
-    fn load(&mut self, kind: &str) -> Result<Vec<Record>, StoreError> {
+impl SqliteBackend {
+    /// Every record of `kind`, in key order.
+    pub(crate) fn load(&mut self, kind: &str) -> Result<Vec<Record>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT key, value FROM records WHERE kind = ?1 ORDER BY key")
