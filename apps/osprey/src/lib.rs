@@ -4,7 +4,7 @@
 
 pub mod call;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,7 +90,7 @@ impl State {
                 tracing::info!("state in {} (sync: {:?})", path.display(), self.sync);
                 store
             }
-            None => Store::open_sqlite(Path::new(":memory:")).context("opening a memory store")?,
+            None => Store::open_memory().context("opening a memory store")?,
         };
         self.store = Some(store.clone());
         Ok(store)

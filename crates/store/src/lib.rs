@@ -235,6 +235,16 @@ impl Store {
         Store::open_sqlite_with(path, Sync::Disk)
     }
 
+    /// A store in memory (an SQLite `:memory:` database, no file, no redo log), for a
+    /// process whose state need not outlive it (a handler worker).
+    ///
+    /// # Errors
+    /// [`StoreError`] when SQLite cannot set it up.
+    pub fn open_memory() -> Result<Store, StoreError> {
+        let backend = sqlite::SqliteBackend::open(Path::new(":memory:"))?;
+        Ok(Store::start(Box::new(backend), Sync::Os))
+    }
+
     /// As [`Store::open_sqlite`], with the given [`Sync`]: whether each append to the
     /// redo log (`path` with `.redo` appended) is flushed before it is acknowledged. What
     /// the log holds from before is replayed into the database first.
@@ -253,6 +263,9 @@ impl Store {
                     why: e.to_string(),
                 })?;
             }
+        }
+        if path == Path::new(":memory:") {
+            return Store::open_memory();
         }
         let backend = redo::RedoBackend::open(path, sync)?;
         Ok(Store::start(Box::new(backend), sync))

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection};
 
-use crate::{Record, StoreError, Write};
+use crate::{Backend, Record, StoreError, Write};
 
 pub(crate) struct SqliteBackend {
     conn: Connection,
@@ -89,8 +89,7 @@ impl SqliteBackend {
     ) -> Result<(), StoreError> {
         let g = i64::try_from(generation)
             .map_err(|_| StoreError::Database("redo log generation overflow".into()))?;
-        self.run("BEGIN")?;
-        let set_generation = || {
+        self.commit_then(writes, || {
             self.conn
                 .prepare_cached(
                     "INSERT OR REPLACE INTO meta (name, value) VALUES ('redo_generation', ?1)",
@@ -98,10 +97,19 @@ impl SqliteBackend {
                 .and_then(|mut s| s.execute(params![g]))
                 .map(drop)
                 .map_err(db_err)
-        };
+        })
+    }
+
+    /// Applies `writes`, then `more`, in one transaction; nothing of a failed one is kept.
+    fn commit_then(
+        &self,
+        writes: &[Write],
+        more: impl FnOnce() -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.run("BEGIN")?;
         match self
             .apply(writes)
-            .and_then(|()| set_generation())
+            .and_then(|()| more())
             .and_then(|()| self.run("COMMIT"))
         {
             Ok(()) => Ok(()),
@@ -163,6 +171,17 @@ impl SqliteBackend {
             .and_then(|mut s| s.execute([]))
             .map(drop)
             .map_err(db_err)
+    }
+}
+
+/// An in-memory database is its own backend: nothing to make durable, so no redo log.
+impl Backend for SqliteBackend {
+    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
+        self.commit_then(writes, || Ok(()))
+    }
+
+    fn load(&mut self, kind: &str) -> Result<Vec<Record>, StoreError> {
+        SqliteBackend::load(self, kind)
     }
 }
 

@@ -227,3 +227,17 @@ fn a_file_that_is_no_redo_log_is_refused_and_left_alone() {
         b"somebody else's file, long enough"
     );
 }
+
+#[test]
+fn a_memory_store_keeps_records_and_writes_no_file() {
+    for store in [
+        Store::open_memory().unwrap(),
+        Store::open_sqlite(std::path::Path::new(":memory:")).unwrap(),
+    ] {
+        rt().block_on(store.submit(vec![Write::put("m", "1", b"v".to_vec())]))
+            .unwrap();
+        assert_eq!(value(&store, "m", "1").as_deref(), Some(&b"v"[..]));
+    }
+    assert!(!std::path::Path::new(":memory:.redo").exists());
+    assert!(!std::path::Path::new(":memory:").exists());
+}
