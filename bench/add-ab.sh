@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interleaved A/B of two `osprey` builds on the counter's add against echoVoid at 16
-# connections (`[data] sync = "os"`): for each round, for each build, start a container on
+# connections (`[data] sync = "os"`; CONNS=N and SYNC=disk change either): for each round, for each build, start a container on
 # fresh state, run `osprey bench wstest` for echoVoid then add (SECS seconds each, after a
 # 1 s warm-up), stop it. During the add run it also reads, over the middle of the measured
 # time, the container's CPU time (user + system, /proc/PID/stat) per add and the share of
@@ -16,7 +16,8 @@ A=$1 B=$2
 bench_init "${3:-3}" "${4:-5}"
 [ "$SECS" -ge 3 ] || { echo "SECS must be at least 3" >&2; exit 2; }
 trap 'osprey_stop; rm -rf "$WORK"' EXIT
-printf '[data]\nsync = "os"\n' >"$WORK/os.toml"
+CONNS=${CONNS:-16}
+printf '[data]\nsync = "%s"\n' "${SYNC:-os}" >"$WORK/data.toml"
 # cpu_sample PID: "machine_total machine_idle process_ticks" now.
 cpu_sample() {
   awk '/^cpu /{t=0; for (i=2;i<=9;i++) t+=$i; printf "%d %d ", t, $5+$6}' /proc/stat
@@ -25,10 +26,10 @@ cpu_sample() {
 for r in $(seq 1 "$ROUNDS"); do
   for v in A B; do
     bin=$A; [ "$v" = B ] && bin=$B
-    osprey_start "$bin" "$WORK/data-$v-$r" "$WORK/os.toml"
+    osprey_start "$bin" "$WORK/data-$v-$r" "$WORK/data.toml"
     for op in echoVoid add; do
       path=/wstest; [ "$op" = add ] && path=/counter
-      "$BIN" bench wstest --url "$OSPREY_BASE$path" --op "$op" --connections 16 \
+      "$BIN" bench wstest --url "$OSPREY_BASE$path" --op "$op" --connections "$CONNS" \
         --duration "${SECS}s" --warmup 1s --json "$WORK/$op.json" >/dev/null &
       load=$!
       if [ "$op" = add ]; then
