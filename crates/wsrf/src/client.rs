@@ -422,19 +422,15 @@ impl MessageService for ConsumerService {
 }
 
 impl NotificationConsumer {
-    /// Starts listening on 127.0.0.1 (a free port) now.
+    /// Starts listening on 127.0.0.1 (a free port) now, served on the caller's runtime (no
+    /// thread of its own to start: a connection that arrives before the runtime first
+    /// polls the consumer waits in the listener's backlog).
     ///
     /// # Errors
     /// When no loopback port can be bound.
     pub async fn start() -> std::io::Result<Self> {
-        let server = HttpServer::bind(
-            SocketAddr::from(([127, 0, 0, 1], 0)),
-            HttpConfig {
-                workers: 1,
-                ..HttpConfig::default()
-            },
-        )
-        .await?;
+        let server =
+            HttpServer::bind(SocketAddr::from(([127, 0, 0, 1], 0)), HttpConfig::default()).await?;
         let addr = server.local_addr()?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -442,7 +438,7 @@ impl NotificationConsumer {
             tx,
             limits: Limits::default(),
         });
-        tokio::spawn(server.serve(service, async {
+        tokio::spawn(server.serve_inline(service, async {
             let _ = stopped.await;
         }));
         Ok(NotificationConsumer {

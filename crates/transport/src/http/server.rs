@@ -103,6 +103,29 @@ impl HttpServer {
         service: Arc<S>,
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
+        self.serve_with(service, shutdown, false).await
+    }
+
+    /// As [`Self::serve`], with every connection served on the caller's runtime: no thread
+    /// of its own (`workers` and the thread start-up work are not used). For an endpoint a
+    /// client embeds, such as a notification consumer, which then costs no thread start.
+    ///
+    /// # Errors
+    /// As [`Self::serve`].
+    pub async fn serve_inline<S: MessageService>(
+        self,
+        service: Arc<S>,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        self.serve_with(service, shutdown, true).await
+    }
+
+    async fn serve_with<S: MessageService>(
+        self,
+        service: Arc<S>,
+        shutdown: impl Future<Output = ()>,
+        inline: bool,
+    ) -> io::Result<()> {
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
             .http1()
@@ -117,10 +140,15 @@ impl HttpServer {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         };
-        let (pool, started) = WorkerPool::start(workers, self.thread_init.clone())?;
-        for s in started {
-            let _ = s.await;
-        }
+        let pool = if inline {
+            None
+        } else {
+            let (pool, started) = WorkerPool::start(workers, self.thread_init.clone())?;
+            for s in started {
+                let _ = s.await;
+            }
+            Some(pool)
+        };
         tokio::pin!(shutdown);
         let mut next = 0usize;
         loop {
@@ -149,7 +177,7 @@ impl HttpServer {
             let builder = builder.clone();
             let watcher = graceful.watcher();
             next = next.wrapping_add(1);
-            pool.spawn(next, async move {
+            let serve = async move {
                 let stream = match tokio::net::TcpStream::from_std(stream) {
                     Ok(s) => s,
                     Err(e) => {
@@ -166,7 +194,13 @@ impl HttpServer {
                 if let Err(e) = watcher.watch(conn).await {
                     tracing::debug!(error = %e, %remote, "connection ended with an error");
                 }
-            });
+            };
+            match &pool {
+                Some(pool) => pool.spawn(next, serve),
+                None => {
+                    tokio::spawn(serve);
+                }
+            }
         }
         drop(self.listener);
         if tokio::time::timeout(config.shutdown_grace, graceful.shutdown())
@@ -175,7 +209,9 @@ impl HttpServer {
         {
             tracing::warn!("shutdown grace period over; closing remaining connections");
         }
-        pool.stop();
+        if let Some(pool) = pool {
+            pool.stop();
+        }
         Ok(())
     }
 }
