@@ -58,8 +58,9 @@ pub(crate) struct RedoBackend {
     pending: Pending,
     /// A record reused for encoding.
     buf: Vec<u8>,
-    /// Set when a failed append could not be cut off again: the log's tail is unknown, so
-    /// no record may follow it.
+    /// Set when a compaction committed the next generation to SQLite but could not write
+    /// it into the log's header: a record appended now would be under a header the next
+    /// open ignores, so none is until a compaction succeeds.
     broken: bool,
 }
 
@@ -139,8 +140,8 @@ impl RedoBackend {
         }
     }
 
-    /// Commits the pending records and the next generation to SQLite, then empties the log
-    /// under that generation.
+    /// Commits the pending records and the next generation to SQLite, then writes that
+    /// generation into the log's header: the log reads as empty from then on.
     fn compact(&mut self) -> Result<(), StoreError> {
         let next = self.generation + 1;
         let writes: Vec<Write> = std::mem::take(&mut self.pending)
