@@ -136,13 +136,14 @@ impl HttpServer {
         let builder = Arc::new(builder);
         let graceful = GracefulShutdown::new();
         let config = Arc::new(self.config);
-        let workers = match config.workers {
-            0 => std::thread::available_parallelism().map_or(1, usize::from),
-            n => n,
-        };
         let pool = if inline {
             None
         } else {
+            // `available_parallelism` reads the cgroup's CPU quota files: only for a pool.
+            let workers = match config.workers {
+                0 => std::thread::available_parallelism().map_or(1, usize::from),
+                n => n,
+            };
             let (pool, started) = WorkerPool::start(workers, self.thread_init.clone())?;
             for s in started {
                 let _ = s.await;
