@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Interleaved A/B of two `osprey` builds on the counter's add against echoVoid at 16
-# connections (`[data] sync = "os"`; CONNS=N and SYNC=disk change either): for each round, for each build, start a container on
-# fresh state, run `osprey bench wstest` for echoVoid then add (SECS seconds each, after a
-# 1 s warm-up), stop it. During the add run it also reads, over the middle of the measured
+# connections (`[data] sync = "os"`; CONNS=N and SYNC=disk change either): for each
+# round, for each build, start a container on fresh state, run `osprey bench wstest` for
+# echoVoid then add (SECS seconds each, after a 1 s warm-up), stop it. During the add run it also reads, over the middle of the measured
 # time, the container's CPU time (user + system, /proc/PID/stat) per add and the share of
 # the machine's CPU time that was idle or waiting for I/O (/proc/stat). Prints each run,
 # then the medians.
@@ -11,9 +11,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib.sh"
-[ $# -ge 2 ] || { echo "usage: bench/add-ab.sh BIN_A BIN_B [ROUNDS] [SECS]" >&2; exit 2; }
-A=$1 B=$2
-bench_init "${3:-3}" "${4:-5}"
+ab_init "bench/add-ab.sh BIN_A BIN_B [ROUNDS] [SECS]" "$@"
 [ "$SECS" -ge 3 ] || { echo "SECS must be at least 3" >&2; exit 2; }
 trap 'osprey_stop; rm -rf "$WORK"' EXIT
 CONNS=${CONNS:-16}

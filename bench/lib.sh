@@ -11,6 +11,16 @@ bench_init() {
   WORK=$(mktemp -d)
 }
 #
+# ab_init USAGE ARGS...: for the A/B scripts: fails with USAGE unless ARGS start with two
+# builds; sets A and B to them, then bench_init with ARGS' third and fourth (ROUNDS, SECS).
+ab_init() {
+  local usage=$1
+  shift
+  [ $# -ge 2 ] || { echo "usage: $usage" >&2; exit 2; }
+  A=$1 B=$2
+  bench_init "${3:-3}" "${4:-5}"
+}
+#
 # osprey_start BIN DATA [CONFIG]: starts `BIN serve` on a free loopback port with state in
 # DATA (and CONFIG, if given); sets OSPREY_PID and OSPREY_BASE (http://127.0.0.1:PORT)
 # once it serves, or prints its log and fails.

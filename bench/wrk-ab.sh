@@ -11,9 +11,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib.sh"
-[ $# -ge 2 ] || { echo "usage: bench/wrk-ab.sh BIN_A BIN_B [ROUNDS] [SECS] [OPS]" >&2; exit 2; }
-A=$1 B=$2
-bench_init "${3:-3}" "${4:-5}"
+ab_init "bench/wrk-ab.sh BIN_A BIN_B [ROUNDS] [SECS] [OPS]" "$@"
 OPS=${5:-echoStruct echoList}
 BUILD=${BUILD:-/tmp/osprey-peers}
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }

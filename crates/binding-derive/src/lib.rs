@@ -197,11 +197,18 @@ fn expand_struct(
             }
         };
         let child = take_child(name);
+        // The field's value read whole as a leaf, when no child is read yet and it is one.
+        let leaf = |t: &Type| {
+            quote! {
+                if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None }
+            }
+        };
         let (inner, min, max) = match occurs(&field.ty) {
             Occurs::One(t) => {
                 encodes.push(encode_one(t, quote!(&self.#ident)));
+                let leaf = leaf(t);
                 decodes.push(quote! {
-                    let #ident = match if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None } {
+                    let #ident = match #leaf {
                         Some(__v) => __v,
                         None => match #child {
                             Some(__s) if __s.is(#ns, #name) => {
@@ -216,8 +223,9 @@ fn expand_struct(
             Occurs::Optional(t) => {
                 let enc = encode_one(t, quote!(__v));
                 encodes.push(quote! { if let Some(__v) = &self.#ident { #enc } });
+                let leaf = leaf(t);
                 decodes.push(quote! {
-                    let #ident = match if __next.is_none() { ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? } else { None } {
+                    let #ident = match #leaf {
                         Some(__v) => Some(__v),
                         None => match #child {
                             Some(__s) if __s.is(#ns, #name) => {
@@ -232,14 +240,13 @@ fn expand_struct(
             Occurs::Many(t) => {
                 let enc = encode_one(t, quote!(__v));
                 encodes.push(quote! { for __v in &self.#ident { #enc } });
+                let leaf = leaf(t);
                 decodes.push(quote! {
                     let mut #ident = Vec::new();
                     loop {
-                        if __next.is_none() {
-                            if let Some(__v) = ::osprey_binding::decode_leaf::<#t>(__r, __leaves, #name)? {
-                                #ident.push(__v);
-                                continue;
-                            }
+                        if let Some(__v) = #leaf {
+                            #ident.push(__v);
+                            continue;
                         }
                         match #child {
                             Some(__s) if __s.is(#ns, #name) => {

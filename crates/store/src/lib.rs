@@ -7,8 +7,9 @@
 //! small change costs its own bytes, not the 4 KB B-tree pages SQLite would write for it.
 //!
 //! Writes are committed in groups: every write queued while a commit is on disk joins the
-//! next commit, so a burst of N concurrent updates costs one `fsync`, not N. [`Store::submit`] queues a write at once (so callers that
-//! queue under their own lock keep their order) and returns a [`Commit`] that resolves
+//! next commit, so a burst of N concurrent updates costs one `fsync`, not N.
+//! [`Store::submit`] queues a write at once (so callers that queue under their own lock
+//! keep their order) and returns a [`Commit`] that resolves
 //! when the write is durable: a caller acknowledges an update to its client only after
 //! that.
 //!
@@ -103,8 +104,9 @@ pub enum Sync {
 
 /// What a backend does: one connection, which commits and, at start-up, reads.
 trait Backend: Send + 'static {
-    /// Applies `writes` in order, atomically and durably.
-    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError>;
+    /// Applies `writes` in order, atomically and durably (taking them: a backend may keep
+    /// them, as the redo log keeps the latest values until it compacts).
+    fn commit(&mut self, writes: Vec<Write>) -> Result<(), StoreError>;
     /// Every record of `kind`, in key order.
     fn load(&mut self, kind: &str) -> Result<Vec<Record>, StoreError>;
 }
@@ -146,15 +148,14 @@ fn commit_jobs(backend: &mut dyn Backend, jobs: Vec<Job>, shared: &Shared) {
         batch.extend(j.writes);
         waiting.push(j.done);
     }
-    let result = backend.commit(&batch);
+    let writes = batch.len();
+    let result = backend.commit(batch);
     match &result {
         Ok(()) => {
             shared.commits.fetch_add(1, Ordering::Relaxed);
-            shared
-                .writes
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            shared.writes.fetch_add(writes as u64, Ordering::Relaxed);
         }
-        Err(e) => tracing::error!(error = %e, writes = batch.len(), "store commit failed"),
+        Err(e) => tracing::error!(error = %e, writes, "store commit failed"),
     }
     for done in waiting {
         let _ = done.send(result.clone());
@@ -256,6 +257,9 @@ impl Store {
     /// # Errors
     /// [`StoreError`] when the file cannot be opened or its schema created.
     pub fn open_sqlite_with(path: &Path, sync: Sync) -> Result<Store, StoreError> {
+        if path == Path::new(":memory:") {
+            return Store::open_memory();
+        }
         if let Some(dir) = path.parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
@@ -263,9 +267,6 @@ impl Store {
                     why: e.to_string(),
                 })?;
             }
-        }
-        if path == Path::new(":memory:") {
-            return Store::open_memory();
         }
         let backend = redo::RedoBackend::open(path, sync)?;
         Ok(Store::start(Box::new(backend), sync))

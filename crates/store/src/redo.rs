@@ -201,18 +201,13 @@ impl RedoBackend {
 }
 
 impl Backend for RedoBackend {
-    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
-        self.append(writes)?;
+    fn commit(&mut self, writes: Vec<Write>) -> Result<(), StoreError> {
+        self.append(&writes)?;
         for w in writes {
             match w {
-                Write::Put { kind, key, value } => {
-                    self.pending
-                        .insert((kind.clone(), key.clone()), Some(value.clone()));
-                }
-                Write::Delete { kind, key } => {
-                    self.pending.insert((kind.clone(), key.clone()), None);
-                }
-            }
+                Write::Put { kind, key, value } => self.pending.insert((kind, key), Some(value)),
+                Write::Delete { kind, key } => self.pending.insert((kind, key), None),
+            };
         }
         if self.len >= COMPACT_AT {
             // The commit is in the log already: a failed compaction is retried later.

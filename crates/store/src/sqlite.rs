@@ -76,7 +76,11 @@ impl SqliteBackend {
                 e => Err(e),
             })
             .map_err(db_err)?;
-        Ok(g.map_or(0, |g| g.unsigned_abs()))
+        g.map_or(Ok(0), |g| {
+            u64::try_from(g).map_err(|_| {
+                StoreError::Database(format!("damaged database: redo log generation {g}"))
+            })
+        })
     }
 
     /// Commits `writes` and the redo log generation `generation` in one transaction that
@@ -176,8 +180,8 @@ impl SqliteBackend {
 
 /// An in-memory database is its own backend: nothing to make durable, so no redo log.
 impl Backend for SqliteBackend {
-    fn commit(&mut self, writes: &[Write]) -> Result<(), StoreError> {
-        self.commit_then(writes, || Ok(()))
+    fn commit(&mut self, writes: Vec<Write>) -> Result<(), StoreError> {
+        self.commit_then(&writes, || Ok(()))
     }
 
     fn load(&mut self, kind: &str) -> Result<Vec<Record>, StoreError> {

@@ -264,7 +264,7 @@ impl<'a> XmlReader<'a> {
         if prefix == "xml" {
             return Some(XML_NS);
         }
-        match self.ns.iter().rev().find(|b| b.prefix == prefix) {
+        match self.binding(prefix) {
             Some(b) => Some(&b.uri),
             None if prefix.is_empty() => Some(""),
             None => None,
@@ -426,10 +426,16 @@ impl<'a> XmlReader<'a> {
     /// True when `ns` is the default namespace in scope: the namespace of unprefixed
     /// children of the current element that declare none of their own.
     pub fn default_namespace_is(&self, ns: &str) -> bool {
-        match self.ns.iter().rev().find(|b| b.prefix.is_empty()) {
+        match self.binding("") {
             Some(b) => *b.uri == *ns,
             None => ns.is_empty(),
         }
+    }
+
+    /// The innermost binding of `prefix` in scope.
+    #[inline]
+    fn binding(&self, prefix: &str) -> Option<&Binding<'a>> {
+        self.ns.iter().rev().find(|b| b.prefix == prefix)
     }
 
     /// The text content of the current element, through its end tag (`""` if empty).
@@ -972,7 +978,7 @@ impl<'a> XmlReader<'a> {
         if prefix == "xml" {
             return Ok(Cow::Borrowed(XML_NS));
         }
-        match self.ns.iter().rev().find(|b| b.prefix == prefix) {
+        match self.binding(prefix) {
             // By hand: `Cow::clone` is not inlined, and every start tag comes here.
             Some(b) => Ok(match &b.uri {
                 Cow::Borrowed(uri) => Cow::Borrowed(uri),

@@ -100,18 +100,21 @@ impl XmlWriter {
     /// encoder's): the writer knows the last such namespace by its address, so that a run of
     /// elements in it compares no bytes.
     pub fn start_static(&mut self, ns: &'static str, local: &str) {
-        let current = self.default_ns();
-        match self.last_static {
-            // The same string (address and length), so the same bytes as when it was looked
-            // up, and already the default namespace here.
-            Some((last, index)) if index == current && std::ptr::eq(last, ns) => {
-                self.open(local, current);
-            }
-            _ => {
-                self.start(ns, local);
-                self.last_static = Some((ns, self.default_ns()));
-            }
+        if self.is_default_static(ns) {
+            self.open(local, self.default_ns());
+        } else {
+            self.start(ns, local);
+            self.last_static = Some((ns, self.default_ns()));
         }
+    }
+
+    /// `ns` is the last namespace given to [`Self::start_static`] (the same string, address
+    /// and length, so the same bytes as when it was looked up), and the default namespace
+    /// where the next element opens.
+    #[inline]
+    fn is_default_static(&self, ns: &'static str) -> bool {
+        self.last_static
+            .is_some_and(|(last, index)| index == self.default_ns() && std::ptr::eq(last, ns))
     }
 
     /// Writes the element `{ns}local` whose content `content` writes as text only (a value
@@ -119,30 +122,26 @@ impl XmlWriter {
     /// [`Self::start_static`], `content` and [`Self::end`] write, with the tags written in
     /// one go when `ns` is already the default namespace.
     pub fn leaf_static(&mut self, ns: &'static str, local: &str, content: impl FnOnce(&mut Self)) {
-        let current = self.default_ns();
-        match self.last_static {
-            Some((last, index)) if index == current && std::ptr::eq(last, ns) => {
-                self.close_tag();
-                self.buf.reserve(2 * local.len() + 5);
-                self.buf.push(b'<');
-                self.buf.extend_from_slice(local.as_bytes());
-                self.buf.push(b'>');
-                let depth = self.stack.len();
-                content(self);
-                debug_assert!(
-                    self.stack.len() == depth && !self.open_tag,
-                    "a leaf's content is text"
-                );
-                self.buf.extend_from_slice(b"</");
-                self.buf.extend_from_slice(local.as_bytes());
-                self.buf.push(b'>');
-            }
-            _ => {
-                self.start_static(ns, local);
-                content(self);
-                self.end();
-            }
+        if !self.is_default_static(ns) {
+            self.start_static(ns, local);
+            content(self);
+            self.end();
+            return;
         }
+        self.close_tag();
+        self.buf.reserve(2 * local.len() + 5);
+        self.buf.push(b'<');
+        self.buf.extend_from_slice(local.as_bytes());
+        self.buf.push(b'>');
+        let depth = self.stack.len();
+        content(self);
+        debug_assert!(
+            self.stack.len() == depth && !self.open_tag,
+            "a leaf's content is text"
+        );
+        self.buf.extend_from_slice(b"</");
+        self.buf.extend_from_slice(local.as_bytes());
+        self.buf.push(b'>');
     }
 
     /// The index in `namespaces` of the default namespace where the next element opens.

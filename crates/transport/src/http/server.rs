@@ -165,27 +165,11 @@ impl HttpServer {
                 () = &mut shutdown => break,
             };
             let _ = stream.set_nodelay(true);
-            // The socket moves to the worker's runtime: it must be registered there.
-            let stream = match stream.into_std() {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not hand over a connection");
-                    continue;
-                }
-            };
             let service = service.clone();
             let config = config.clone();
             let builder = builder.clone();
             let watcher = graceful.watcher();
-            next = next.wrapping_add(1);
-            let serve = async move {
-                let stream = match tokio::net::TcpStream::from_std(stream) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "could not register a connection");
-                        return;
-                    }
-                };
+            let serve = move |stream: tokio::net::TcpStream| async move {
                 let svc = service_fn(move |req: Request<Incoming>| {
                     let service = service.clone();
                     let config = config.clone();
@@ -196,12 +180,26 @@ impl HttpServer {
                     tracing::debug!(error = %e, %remote, "connection ended with an error");
                 }
             };
-            match &pool {
-                Some(pool) => pool.spawn(next, serve),
-                None => {
-                    tokio::spawn(serve);
+            let Some(pool) = &pool else {
+                // Served here: the socket stays registered with this runtime.
+                tokio::spawn(serve(stream));
+                continue;
+            };
+            // The socket moves to the worker's runtime: it must be registered there.
+            let stream = match stream.into_std() {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not hand over a connection");
+                    continue;
                 }
-            }
+            };
+            next = next.wrapping_add(1);
+            pool.spawn(next, async move {
+                match tokio::net::TcpStream::from_std(stream) {
+                    Ok(stream) => serve(stream).await,
+                    Err(e) => tracing::warn!(error = %e, "could not register a connection"),
+                }
+            });
         }
         drop(self.listener);
         if tokio::time::timeout(config.shutdown_grace, graceful.shutdown())
