@@ -361,6 +361,9 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         let listeners = osprey_container::bind(&config).await?;
         let dispatcher = osprey::build_dispatcher(&config).await?;
         let running = listeners.serve(dispatcher, signals)?;
+        // Every serving thread answers a message before the first client's (nothing
+        // left to do for the first time on a client's request).
+        running.warm_up().await;
         for addr in &running.addrs {
             for s in &config.services {
                 tracing::info!(

@@ -477,3 +477,30 @@ async fn wsrf_faults_carry_the_wsrf_fault_action() {
         r.text()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_up_reaches_every_serving_thread_and_stores_nothing() {
+    let mut config = osprey_container::Config::parse("[server]\nworkers = 3\n").unwrap();
+    config.server.listen = vec!["127.0.0.1:0".parse().unwrap()];
+    let data = tempfile::tempdir().unwrap();
+    config.data.dir = data.path().to_owned();
+    let dispatcher = osprey::build_dispatcher(&config).await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = osprey_container::run(&config, dispatcher, async {
+        let _ = stopped.await;
+    })
+    .await
+    .unwrap();
+    // One connection per serving thread, one exchange per service (echo and counter).
+    assert_eq!(running.warm_up().await, 3 * config.services.len());
+    let addr = running.addrs[0];
+    let c = CounterClient::new(&format!("http://{addr}/counter"), WAIT);
+    let epr = c.create().await.unwrap();
+    assert_eq!(c.add(&epr, 2).await.unwrap(), 2);
+    let _ = stop.send(());
+    running.wait().await.unwrap();
+    // Only the client's counter was stored.
+    let store = osprey_store::Store::open_sqlite(&data.path().join("osprey.db")).unwrap();
+    assert_eq!(store.load("counter").unwrap().len(), 1);
+    assert!(store.load("counter/subscription").unwrap().is_empty());
+}

@@ -88,6 +88,11 @@ impl ServiceRegistry {
         });
     }
 
+    /// The paths of the hosted services, in the order they were added.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.path.as_str())
+    }
+
     /// The service at `path`.
     pub(crate) fn by_path(&self, path: &str) -> Option<usize> {
         self.by_path.get(path).copied()

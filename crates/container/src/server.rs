@@ -2,10 +2,12 @@
 
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use osprey_transport::http::{HttpConfig, HttpServer, ThreadInit};
+use bytes::Bytes;
+use osprey_transport::http::{HeaderValue, HttpConfig, HttpConnection, HttpServer, ThreadInit};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -15,10 +17,81 @@ use crate::{Config, Dispatcher};
 pub struct Running {
     /// The addresses actually bound (port 0 resolved).
     pub addrs: Vec<SocketAddr>,
+    /// Serving threads of each listener, in the order of `addrs`.
+    workers: Vec<usize>,
+    /// The hosted services' paths.
+    paths: Vec<String>,
     tasks: Vec<JoinHandle<io::Result<()>>>,
 }
 
+/// The action of the warm-up exchanges: no service has it, so each is answered with a
+/// fault and changes nothing.
+pub const WARM_UP_ACTION: &str = "urn:osprey:warm-up";
+
+/// How long the warm-up waits for each answer.
+const WARM_UP_TIMEOUT: Duration = Duration::from_secs(5);
+
 impl Running {
+    /// Runs a request through every serving thread of every listener before clients
+    /// come: for each thread, one connection from this process that POSTs a SOAP 1.1
+    /// envelope with WS-Addressing headers and the action [`WARM_UP_ACTION`] to each
+    /// service's path, which the dispatcher answers with a fault. Connections reach the
+    /// threads in turn (see [`HttpServer::workers`]), so each thread has parsed,
+    /// dispatched and answered a message, and has a connection's buffers, before the
+    /// first client's request: a container's first request costs what a later client's
+    /// does (the lazy-initialisation experiment's case 1 against case 2). Returns the
+    /// exchanges made; one that fails is logged and the rest go on.
+    pub async fn warm_up(&self) -> usize {
+        let started = Instant::now();
+        let mut done = 0;
+        for (addr, &workers) in self.addrs.iter().zip(&self.workers) {
+            let target = local_target(*addr);
+            for _ in 0..workers {
+                match tokio::time::timeout(WARM_UP_TIMEOUT, self.warm_up_one(target)).await {
+                    Ok(Ok(n)) => done += n,
+                    Ok(Err(e)) => tracing::warn!(%target, error = %e, "warm-up exchange failed"),
+                    Err(_) => tracing::warn!(%target, "warm-up exchange timed out"),
+                }
+            }
+        }
+        tracing::debug!(
+            exchanges = done,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "warmed up"
+        );
+        done
+    }
+
+    /// One connection to `target` with a warm-up exchange per service path.
+    async fn warm_up_one(&self, target: SocketAddr) -> Result<usize, String> {
+        let mut conn = HttpConnection::connect(target)
+            .await
+            .map_err(|e| e.to_string())?;
+        let headers = [
+            (
+                "content-type",
+                HeaderValue::from_static("text/xml; charset=utf-8"),
+            ),
+            (
+                "soapaction",
+                HeaderValue::from_static("\"urn:osprey:warm-up\""),
+            ),
+        ];
+        let mut n = 0;
+        for path in &self.paths {
+            let body = warm_up_envelope();
+            let r = conn
+                .post(path, &headers, body)
+                .await
+                .map_err(|e| e.to_string())?;
+            if r.status != 500 {
+                return Err(format!("{path} answered {} instead of a fault", r.status));
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Waits until every listener has shut down and in-flight exchanges finished.
     ///
     /// # Errors
@@ -59,6 +132,8 @@ impl Listeners {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> io::Result<Running> {
         let addrs = self.addrs()?;
+        let workers = self.servers.iter().map(HttpServer::workers).collect();
+        let paths = dispatcher.registry().paths().map(str::to_owned).collect();
         let mut servers = self.servers;
         let buses = dispatcher.buses();
         if !buses.is_empty() {
@@ -99,8 +174,36 @@ impl Listeners {
                     .await
             }));
         }
-        Ok(Running { addrs, tasks })
+        Ok(Running {
+            addrs,
+            workers,
+            paths,
+            tasks,
+        })
     }
+}
+
+/// Where this process reaches its own listener on `addr`: the address itself, or the
+/// loopback address of its family when it listens on all addresses.
+fn local_target(addr: SocketAddr) -> SocketAddr {
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, addr.port())
+}
+
+/// The warm-up request: WS-Addressing headers as a client sends them, an empty body.
+fn warm_up_envelope() -> Bytes {
+    Bytes::from(format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+         <soap:Envelope xmlns:soap=\"http://schemas.xmlsoap.org/soap/envelope/\" \
+         xmlns:wsa=\"http://www.w3.org/2005/08/addressing\"><soap:Header>\
+         <wsa:Action>{WARM_UP_ACTION}</wsa:Action>\
+         <wsa:MessageID>{}</wsa:MessageID></soap:Header><soap:Body/></soap:Envelope>",
+        osprey_addressing::new_message_id()
+    ))
 }
 
 /// Binds every listen address of `config` (see [`Listeners`]).

@@ -79,6 +79,12 @@ impl WsrfClient {
         }
     }
 
+    /// Starts opening a connection to `url`'s host, for the first call to take (see
+    /// [`HttpClient::preconnect`]).
+    pub fn preconnect(&self, url: &str) {
+        self.http.preconnect(url);
+    }
+
     /// The same client speaking SOAP 1.2.
     #[must_use]
     pub fn soap12(mut self) -> Self {

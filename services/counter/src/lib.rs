@@ -129,10 +129,14 @@ pub struct CounterClient {
 }
 
 impl CounterClient {
-    /// A client of the counter service at `url` (`http://host:port/counter`).
+    /// A client of the counter service at `url` (`http://host:port/counter`). Inside a
+    /// Tokio runtime it starts connecting to the service at once, so the first call finds
+    /// its connection open ([`WsrfClient::preconnect`]).
     pub fn new(url: &str, timeout: Duration) -> Self {
+        let wsrf = WsrfClient::new(timeout);
+        wsrf.preconnect(url);
         CounterClient {
-            wsrf: WsrfClient::new(timeout),
+            wsrf,
             service: EndpointReference::new(url),
         }
     }

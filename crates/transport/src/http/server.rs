@@ -92,6 +92,19 @@ impl HttpServer {
         self.listener.local_addr()
     }
 
+    /// How many serving threads [`serve`] starts: the configured number, or one per CPU
+    /// the process may use. Connections go to them in turn, in the order they are
+    /// accepted, so that many connections made one after another reach every thread.
+    ///
+    /// [`serve`]: HttpServer::serve
+    pub fn workers(&self) -> usize {
+        match self.config.workers {
+            // `available_parallelism` reads the cgroup's CPU quota files.
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        }
+    }
+
     /// Serves `service` until `shutdown` completes, then stops accepting and waits up to
     /// the grace period for open exchanges to finish.
     ///
@@ -135,16 +148,11 @@ impl HttpServer {
         builder.http2().timer(TokioTimer::new());
         let builder = Arc::new(builder);
         let graceful = GracefulShutdown::new();
-        let config = Arc::new(self.config);
+        let config = Arc::new(self.config.clone());
         let pool = if inline {
             None
         } else {
-            // `available_parallelism` reads the cgroup's CPU quota files: only for a pool.
-            let workers = match config.workers {
-                0 => std::thread::available_parallelism().map_or(1, usize::from),
-                n => n,
-            };
-            let (pool, started) = WorkerPool::start(workers, self.thread_init.clone())?;
+            let (pool, started) = WorkerPool::start(self.workers(), self.thread_init.clone())?;
             for s in started {
                 let _ = s.await;
             }
