@@ -11,6 +11,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib.sh"
 ab_init "bench/lifecycle-ab.sh BIN_A BIN_B [ROUNDS]" "$1" "$2" "${3:-4}"
 trap 'rm -rf "$WORK"' EXIT
+A=$(realpath "$A") B=$(realpath "$B")
 for r in $(seq 1 "$ROUNDS"); do
   for v in A B; do
     bin=$A; [ "$v" = B ] && bin=$B
