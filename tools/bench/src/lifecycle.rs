@@ -32,7 +32,8 @@ use crate::process::{start_until, word_after, Proc};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
 pub enum Step {
-    /// Creating the client: its HTTP connection pool and its notification consumer (a
+    /// Creating the client: its HTTP connection pool, the start of its connection to the
+    /// container (`CounterClient::new` sends the SYN) and its notification consumer (a
     /// loopback listener). Once per client, counted with its first resource.
     ClientSetup,
     /// The createCounter round trip.
@@ -53,7 +54,7 @@ impl Step {
     /// The row name in the report.
     pub fn label(self) -> &'static str {
         match self {
-            Step::ClientSetup => "Creating the client (pool + consumer)",
+            Step::ClientSetup => "Creating the client (pool, connection, consumer)",
             Step::Create => "Sending the create request",
             Step::PrepareSubscription => "Preparing the subscription",
             Step::Subscribe => "Sending the subscription request",
