@@ -25,7 +25,8 @@ pub struct Running {
 }
 
 /// The action of the warm-up exchanges: no service has it, so each is answered with a
-/// fault and changes nothing.
+/// fault and changes nothing (the message is routed, and refused, before any handler of
+/// the service's chain runs).
 pub const WARM_UP_ACTION: &str = "urn:osprey:warm-up";
 
 /// How long the warm-up waits for each answer.
@@ -74,7 +75,8 @@ impl Running {
             ),
             (
                 "soapaction",
-                HeaderValue::from_static("\"urn:osprey:warm-up\""),
+                HeaderValue::from_str(&format!("\"{WARM_UP_ACTION}\""))
+                    .map_err(|e| e.to_string())?,
             ),
         ];
         let mut n = 0;
