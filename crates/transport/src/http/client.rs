@@ -92,7 +92,8 @@ impl HttpClient {
     /// connection on while the caller prepares its first request; a host name is resolved
     /// and connected in the background. Does nothing outside a Tokio runtime or for a URL
     /// that cannot be parsed; a failed attempt is not reported (the request that would
-    /// have used it connects itself).
+    /// have used it connects itself). One early connection at a time: a later call
+    /// replaces (and closes) one not taken yet, as does dropping the client.
     pub fn preconnect(&self, url: &str) {
         let Ok(uri) = url.parse::<Uri>() else {
             return;
