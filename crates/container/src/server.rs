@@ -231,7 +231,8 @@ pub async fn bind(config: &Config) -> io::Result<Listeners> {
 }
 
 /// Binds every listen address of `config` and serves `dispatcher` until `shutdown`
-/// completes. Returns once all listeners are bound, so the container is warm.
+/// completes. Returns once all listeners are bound (clients connecting from then on are
+/// queued, not refused); [`Running::warm_up`] is the caller's to run.
 ///
 /// # Errors
 /// When an address cannot be bound or the configuration's durations are invalid.

@@ -106,8 +106,7 @@ fn a_second_store_on_the_same_file_is_refused_until_the_first_closes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");
     let first = Store::open_sqlite_with(&path, Sync::Os).unwrap();
-    rt().block_on(first.submit(vec![Write::put("a", "1", b"kept".to_vec())]))
-        .unwrap();
+    put(&first, "a", "1", b"kept");
     let err = Store::open_sqlite_with(&path, Sync::Os).unwrap_err();
     assert!(
         err.to_string().contains("in use by another process"),
@@ -129,6 +128,12 @@ fn crash_copy(from: &std::path::Path, to: &std::path::Path) {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
+}
+
+/// Commits one put and waits for it.
+fn put(store: &Store, kind: &str, key: &str, value: &[u8]) {
+    rt().block_on(store.submit(vec![Write::put(kind, key, value.to_vec())]))
+        .unwrap();
 }
 
 fn value(store: &Store, kind: &str, key: &str) -> Option<Vec<u8>> {
@@ -166,8 +171,7 @@ fn acknowledged_writes_survive_a_crash_and_a_torn_tail_loses_only_the_last() {
         // Crash again, this time in the middle of appending the last group: it is lost,
         // every group before it is kept, and the store works on.
         let again = tempfile::tempdir().unwrap();
-        rt().block_on(store.submit(vec![Write::put("n", "x", b"last".to_vec())]))
-            .unwrap();
+        put(&store, "n", "x", b"last");
         crash_copy(live.path(), again.path());
         // The last record's last bytes never reached the file (records follow the 16-byte
         // header, each a u32 length, a u32 CRC and the payload; the log's room is zeros).
@@ -186,8 +190,7 @@ fn acknowledged_writes_survive_a_crash_and_a_torn_tail_loses_only_the_last() {
         std::fs::write(&log, &bytes).unwrap();
         let back = Store::open_sqlite_with(&again.path().join("s.db"), sync).unwrap();
         assert_eq!(value(&back, "n", "x").as_deref(), Some(&b"99"[..]));
-        rt().block_on(back.submit(vec![Write::put("n", "x", b"after".to_vec())]))
-            .unwrap();
+        put(&back, "n", "x", b"after");
         back.close();
         drop(back);
         let reopened = Store::open_sqlite_with(&again.path().join("s.db"), sync).unwrap();
@@ -201,14 +204,12 @@ fn a_redo_log_already_compacted_is_not_replayed_over_newer_values() {
     let db = dir.path().join("s.db");
     let log = dir.path().join("s.db.redo");
     let store = Store::open_sqlite_with(&db, Sync::Os).unwrap();
-    rt().block_on(store.submit(vec![Write::put("n", "x", b"old".to_vec())]))
-        .unwrap();
+    put(&store, "n", "x", b"old");
     // The log as a crash between compaction's two steps would leave it: holding "old",
     // under the generation SQLite has since moved past.
     let stale = std::fs::read(&log).unwrap();
     assert_eq!(value(&store, "n", "x").as_deref(), Some(&b"old"[..]));
-    rt().block_on(store.submit(vec![Write::put("n", "x", b"new".to_vec())]))
-        .unwrap();
+    put(&store, "n", "x", b"new");
     store.close();
     drop(store);
     std::fs::write(&log, stale).unwrap();
@@ -221,8 +222,7 @@ fn a_file_that_is_no_redo_log_is_refused_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let store = Store::open_sqlite_with(&db, Sync::Os).unwrap();
-    rt().block_on(store.submit(vec![Write::put("n", "x", b"kept".to_vec())]))
-        .unwrap();
+    put(&store, "n", "x", b"kept");
     store.close();
     drop(store);
     let log = dir.path().join("s.db.redo");
@@ -241,8 +241,7 @@ fn a_memory_store_keeps_records_and_writes_no_file() {
         Store::open_memory().unwrap(),
         Store::open_sqlite(std::path::Path::new(":memory:")).unwrap(),
     ] {
-        rt().block_on(store.submit(vec![Write::put("m", "1", b"v".to_vec())]))
-            .unwrap();
+        put(&store, "m", "1", b"v");
         assert_eq!(value(&store, "m", "1").as_deref(), Some(&b"v"[..]));
     }
     assert!(!std::path::Path::new(":memory:.redo").exists());
@@ -266,8 +265,7 @@ fn records_of_an_earlier_generation_left_in_the_log_are_not_replayed() {
         // over records 1, 2, 3 of the generation before, which stay in the file.
         assert_eq!(value(&store, "n", "x").as_deref(), Some(&b"3"[..]));
         // The same size as "1"'s record, written where it was: "2" and "3" follow it.
-        rt().block_on(store.submit(vec![Write::put("n", "x", b"4".to_vec())]))
-            .unwrap();
+        put(&store, "n", "x", b"4");
         crash_copy(live.path(), crashed.path());
         let back = Store::open_sqlite_with(&crashed.path().join("s.db"), sync).unwrap();
         assert_eq!(value(&back, "n", "x").as_deref(), Some(&b"4"[..]));

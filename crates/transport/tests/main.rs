@@ -174,107 +174,117 @@ async fn every_serving_thread_runs_its_start_work_before_taking_connections() {
 }
 
 /// A raw HTTP/1.1 server on 127.0.0.1:0 answering every request `ok`, counting the
-/// connections it accepts. `close_first`: the first connection is closed unanswered.
-async fn counting_server(
-    close_first: bool,
-) -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut s, _)) = listener.accept().await else {
-                return;
-            };
-            if count.fetch_add(1, Ordering::SeqCst) == 0 && close_first {
-                drop(s);
-                continue;
-            }
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    let Ok(n) = s.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    // Requests without bodies (GET): each ends with a blank line.
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        buf.drain(..end + 4);
-                        let _ = s
-                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
-                            .await;
-                    }
-                }
-            });
-        }
-    });
-    (addr, accepted)
+/// connections it accepts.
+struct Counting {
+    addr: std::net::SocketAddr,
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-/// Waits (boundedly) until `n` connections were accepted.
-async fn accepted_reaches(count: &std::sync::atomic::AtomicUsize, n: usize) -> bool {
-    for _ in 0..200 {
-        if count.load(std::sync::atomic::Ordering::SeqCst) >= n {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+impl Counting {
+    /// `close_first`: the first connection is closed unanswered.
+    async fn start(close_first: bool) -> Counting {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut s, _)) = listener.accept().await else {
+                    return;
+                };
+                if count.fetch_add(1, Ordering::SeqCst) == 0 && close_first {
+                    drop(s);
+                    continue;
+                }
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let Ok(n) = s.read(&mut chunk).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        // Requests without bodies (GET): each ends with a blank line.
+                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            buf.drain(..end + 4);
+                            let _ = s
+                                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                                .await;
+                        }
+                    }
+                });
+            }
+        });
+        Counting { addr, accepted }
     }
-    false
+
+    /// Connections accepted so far.
+    fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Has `client` preconnect to `url` (a URL of this server) and waits (boundedly)
+    /// until this server has accepted that connection.
+    async fn preconnected(&self, client: &HttpClient, url: &str) {
+        client.preconnect(url);
+        for _ in 0..200 {
+            if self.accepted() >= 1 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("no early connection to {url}");
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn preconnect_opens_the_connection_the_first_request_uses() {
-    let (addr, accepted) = counting_server(false).await;
+    let server = Counting::start(false).await;
     let client = HttpClient::new(Duration::from_secs(5));
-    let url = format!("http://{addr}/x");
-    client.preconnect(&url);
-    // Connected before any request (and without this task yielding first: the SYN left
-    // inside `preconnect`).
-    assert!(accepted_reaches(&accepted, 1).await, "no early connection");
+    let url = format!("http://{}/x", server.addr);
+    // Accepted before any request is made.
+    server.preconnected(&client, &url).await;
     for _ in 0..3 {
         let r = client.get(&url).await.unwrap();
         assert_eq!((r.status, &r.body[..]), (200, &b"ok"[..]));
     }
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(server.accepted(), 1);
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_closed_early_connection_is_not_used() {
-    let (addr, accepted) = counting_server(true).await;
+    let server = Counting::start(true).await;
     let client = HttpClient::new(Duration::from_secs(5));
-    let url = format!("http://{addr}/x");
-    client.preconnect(&url);
-    assert!(accepted_reaches(&accepted, 1).await);
+    let url = format!("http://{}/x", server.addr);
+    server.preconnected(&client, &url).await;
     // Let the close arrive.
     tokio::time::sleep(Duration::from_millis(20)).await;
     let r = client.get(&url).await.unwrap();
     assert_eq!(r.status, 200);
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(server.accepted(), 2);
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn preconnect_by_host_name_and_to_another_host() {
-    let (addr, accepted) = counting_server(false).await;
-    let (other, other_accepted) = counting_server(false).await;
+    let server = Counting::start(false).await;
+    let other = Counting::start(false).await;
     let client = HttpClient::new(Duration::from_secs(5));
-    client.preconnect(&format!("http://localhost:{}/x", addr.port()));
-    assert!(accepted_reaches(&accepted, 1).await, "no early connection");
+    let url = format!("http://localhost:{}/x", server.addr.port());
+    server.preconnected(&client, &url).await;
     // A request to another host connects there and leaves the early connection alone.
-    let r = client.get(&format!("http://{other}/y")).await.unwrap();
-    assert_eq!(r.status, 200);
-    assert_eq!(other_accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
     let r = client
-        .get(&format!("http://localhost:{}/x", addr.port()))
+        .get(&format!("http://{}/y", other.addr))
         .await
         .unwrap();
     assert_eq!(r.status, 200);
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(other.accepted(), 1);
+    let r = client.get(&url).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(server.accepted(), 1);
 }
 
 #[tokio::test(flavor = "current_thread")]

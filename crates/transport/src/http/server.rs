@@ -148,7 +148,6 @@ impl HttpServer {
         builder.http2().timer(TokioTimer::new());
         let builder = Arc::new(builder);
         let graceful = GracefulShutdown::new();
-        let config = Arc::new(self.config.clone());
         let pool = if inline {
             None
         } else {
@@ -158,6 +157,7 @@ impl HttpServer {
             }
             Some(pool)
         };
+        let config = Arc::new(self.config);
         tokio::pin!(shutdown);
         let mut next = 0usize;
         loop {
